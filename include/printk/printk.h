@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libprintk - kernel-grade printk() for user space.
+ *
+ * One logging call, pk_printk(), that may be used from any thread, from a
+ * signal handler and with the caller's own locks held.  Records go into a
+ * lockless record store first; a flush mode then decides which caller (or
+ * which printer thread) writes them to the consoles.
+ *
+ * Synchronization table (which calls may run concurrently without outside
+ * locking):
+ *
+ *   pk_printk / pk_vprintk / pk_cont     any thread, signal handlers, all at once
+ *   pk_flush                             any thread (not from a signal handler)
+ *   pk_emergency_enter / _exit           any thread, nests per thread
+ *   pk_panic                             any thread or signal handler
+ *   pk_init / pk_shutdown                once each, not concurrently with
+ *                                        each other; pk_printk may run
+ *                                        concurrently with pk_init
+ *   pk_stats_get                         any thread
+ */
+#ifndef PRINTK_PRINTK_H
+#define PRINTK_PRINTK_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define PK__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PK__PRINTF(f, a)
+#endif
+
+/** Message levels, as in the kernel and syslog(3). */
+enum pk_level {
+	PK_EMERG,	/* system is unusable */
+	PK_ALERT,	/* action must be taken immediately */
+	PK_CRIT,	/* critical conditions */
+	PK_ERR,		/* error conditions */
+	PK_WARNING,	/* warning conditions */
+	PK_NOTICE,	/* normal but significant condition */
+	PK_INFO,	/* informational */
+	PK_DEBUG,	/* debug-level messages */
+};
+
+/* Pseudo levels for pk_printk()'s level argument. */
+#define PK_LEVEL_DEFAULT	(-1)	/* the configured default message level */
+#define PK_LEVEL_CONT		(-2)	/* continue this thread's open record */
+
+/*
+ * Kernel-style level prefixes inside the format string are accepted too:
+ * pk_printk(PK_LEVEL_DEFAULT, PK_SOH "3" "disk on fire\n").
+ */
+#define PK_SOH		"\001"
+#define PK_KERN_ERR	PK_SOH "3"
+#define PK_KERN_CONT	PK_SOH "c"
+
+/** Flush modes: who writes stored records to the consoles. */
+enum pk_mode {
+	PK_MODE_HANDOFF,	/* console owner/waiter handoff (Linux 4.16); default */
+	PK_MODE_LEGACY,		/* pre-4.16: the lock holder flushes everything */
+	PK_MODE_THREAD,		/* printer thread per console, direct in emergencies */
+};
+
+/* Longest text one record carries; longer text is truncated and flagged. */
+#define PK_RECORD_MAX	1024
+
+/* pk_config.flags */
+#define PK_CFG_NO_CONSOLE	0x01u	/* register no console from PK_CONSOLE/default */
+#define PK_CFG_NO_ATEXIT	0x02u	/* do not flush from an atexit() handler */
+#define PK_CFG_CRASH_HANDLER	0x04u	/* install the crash handler at init */
+#define PK_CFG_BUFFER_CLEAR	0x08u	/* persistent store: start afresh */
+
+struct pk_config {
+	size_t buffer_size;		/* record store bytes (header included) */
+	const char *buffer_path;	/* NULL: anonymous memory; else a file */
+	enum pk_mode mode;
+	int console_loglevel;		/* print records with level < this */
+	unsigned print_budget_us;	/* handoff: 0 = unbounded, as Linux 4.16 */
+	unsigned flags;			/* PK_CFG_* */
+	int default_level;		/* level of a message that names none */
+	int facility;			/* syslog facility stored with records */
+	const char *consoles;		/* PK_CONSOLE syntax; NULL: "stderr" */
+};
+
+#define PK_BUFFER_SIZE_DEFAULT	(1u << 20)
+#define PK_BUFFER_SIZE_MIN	(16u << 10)
+#define PK_BUFFER_SIZE_MAX	((size_t)1 << 30)
+
+/**
+ * pk_config_init() - fill @cfg with defaults, then apply the environment.
+ *
+ * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
+ * PK_BUFFER (path), PK_BUFFER_SIZE (bytes, k/m/g suffix), PK_BUFFER_CLEAR,
+ * PK_BUDGET_US.  A malformed variable is reported once on stderr and the
+ * default is kept.
+ *
+ * Context: any thread, not async-signal-safe (reads the environment).
+ */
+void pk_config_init(struct pk_config *cfg);
+
+/**
+ * pk_init() - set libprintk up with @cfg (NULL: pk_config_init() defaults).
+ *
+ * Optional: the first pk_printk() initialises with the defaults.
+ * Context: any thread, not from a signal handler.
+ * Return: 0; -EALREADY if already initialised; -EINVAL for a bad config;
+ * other negative errno from opening the store.
+ */
+int pk_init(const struct pk_config *cfg);
+
+/**
+ * pk_printk() - store one message and have it printed according to the mode.
+ * @level: PK_EMERG..PK_DEBUG, PK_LEVEL_DEFAULT or PK_LEVEL_CONT.  Any other
+ *         value is treated as PK_LEVEL_DEFAULT.
+ * @fmt:   printf-style format; %n is refused.
+ *
+ * Formatting uses no malloc and no lock; storing is lock-free.
+ * Context: any thread, async-signal-safe, emergency-safe.
+ * Return: bytes of text stored (>= 0), or a negative errno: -EINVAL for a
+ * NULL @fmt or a %n conversion, -ENOBUFS if the record was lost because the
+ * store was overrun while it was being written, -ENOMEM/-EAGAIN if
+ * libprintk could not be initialised.
+ */
+int pk_printk(int level, const char *fmt, ...) PK__PRINTF(2, 3);
+int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
+
+#define pk_emerg(...)	pk_printk(PK_EMERG, __VA_ARGS__)
+#define pk_alert(...)	pk_printk(PK_ALERT, __VA_ARGS__)
+#define pk_crit(...)	pk_printk(PK_CRIT, __VA_ARGS__)
+#define pk_err(...)	pk_printk(PK_ERR, __VA_ARGS__)
+#define pk_warn(...)	pk_printk(PK_WARNING, __VA_ARGS__)
+#define pk_notice(...)	pk_printk(PK_NOTICE, __VA_ARGS__)
+#define pk_info(...)	pk_printk(PK_INFO, __VA_ARGS__)
+#define pk_debug(...)	pk_printk(PK_DEBUG, __VA_ARGS__)
+/*
+ * pk_cont() - append to this thread's open record (one stored without a
+ * trailing newline), or start a record flagged PK_REC_CONT if it can no
+ * longer be extended.
+ */
+#define pk_cont(...)	pk_printk(PK_LEVEL_CONT, __VA_ARGS__)
+
+/**
+ * pk_flush() - wait until every console has printed every stored record.
+ * @timeout_ms: < 0 waits for ever.
+ * Context: any thread, not from a signal handler.
+ * Return: 0, or -ETIMEDOUT.
+ */
+int pk_flush(int timeout_ms);
+
+/**
+ * pk_shutdown() - flush, stop printer threads, unregister consoles and
+ * release the store.  pk_printk() after it initialises afresh.
+ * Context: one thread, with no concurrent pk_printk().
+ */
+void pk_shutdown(void);
+
+/**
+ * pk_emergency_enter() / pk_emergency_exit() - records this thread stores
+ * in between are printed by the caller at once, in every mode.  Nests.
+ * Context: any thread, async-signal-safe.
+ */
+void pk_emergency_enter(void);
+void pk_emergency_exit(void);
+
+/**
+ * pk_panic() - store the message, stop normal printing, take every console
+ * (by hostile takeover if its owner is stuck), print everything pending and
+ * abort().
+ * Context: any thread or signal handler.
+ */
+_Noreturn void pk_panic(const char *fmt, ...) PK__PRINTF(1, 2);
+
+/**
+ * pk_crash_handler_install() - on SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+ * SIGABRT print the signal, fault address, thread and a backtrace, flush
+ * everything pending, then re-raise the signal with its default action.
+ * Return: 0 or a negative errno from sigaction().
+ */
+int pk_crash_handler_install(void);
+
+/** Counters of the record store. */
+struct pk_stats {
+	uint64_t first_seq;	/* seq of the first record this store held */
+	uint64_t next_seq;	/* seq the next record will get */
+	uint64_t oldest_seq;	/* oldest record still in the store */
+	uint64_t stored;	/* seqs handed out (next_seq - first_seq) */
+	uint64_t overwritten;	/* records whose space newer records took */
+	uint64_t truncated;	/* records cut at PK_RECORD_MAX */
+	uint64_t lost;		/* reserved but overrun before commit */
+	uint64_t reserve_failed;/* reservations that found no slot */
+	uint64_t refused;	/* calls refused (bad format) */
+	uint64_t data_size;	/* data ring bytes */
+	uint64_t desc_count;	/* descriptor ring entries */
+};
+
+/**
+ * pk_stats_get() - read the record store's counters.
+ * Context: any thread.  Return: 0, or -ENODEV before initialisation.
+ */
+int pk_stats_get(struct pk_stats *st);
+
+/** Counters of the flush machinery (all modes), since init or reset. */
+struct pk_flush_stats {
+	uint64_t handoffs;		/* handoff: owner passed a console to a waiter */
+	uint64_t waits;			/* callers that became the waiter */
+	uint64_t wait_timeouts;		/* waiters that gave up; record left stored */
+	uint64_t takeovers;		/* hostile takeovers (panic, crash) */
+	uint64_t budget_deferrals;	/* handoff budget passed the rest to a thread */
+	uint64_t direct_records;	/* records printed by pk_printk callers */
+	uint64_t thread_records;	/* records printed by printer threads */
+	uint64_t max_print_ns;		/* longest time one call spent printing */
+	uint64_t stuck_skips;		/* callers that returned: owner stuck in write */
+};
+int pk_flush_stats_get(struct pk_flush_stats *st);
+void pk_flush_stats_reset(void);
+
+/** Console bytes written by one thread (printer share). */
+struct pk_printer_share {
+	uint32_t tid;
+	unsigned printer_thread;	/* 1 for a libprintk printer thread */
+	uint64_t bytes;
+	uint64_t records;
+};
+/**
+ * pk_printer_shares() - bytes each thread wrote to consoles since init or
+ * pk_flush_stats_reset().  Fills up to @max entries.
+ * Return: the number of threads known (may exceed @max).
+ */
+int pk_printer_shares(struct pk_printer_share *out, int max);
+
+/**
+ * pk_strerror() - a message for a negative errno returned by libprintk.
+ * Context: any thread, async-signal-safe (static strings).
+ */
+const char *pk_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRINTK_PRINTK_H */

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * config.c - pk_config defaults and the PK_* environment, read like a
+ * kernel command line.  A malformed variable is reported on stderr and
+ * ignored; it never aborts the program.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+int pk__parse_mode(const char *s, enum pk_mode *mode)
+{
+	if (!strcasecmp(s, "handoff"))
+		*mode = PK_MODE_HANDOFF;
+	else if (!strcasecmp(s, "legacy"))
+		*mode = PK_MODE_LEGACY;
+	else if (!strcasecmp(s, "thread"))
+		*mode = PK_MODE_THREAD;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int pk__parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || v > PK_BUFFER_SIZE_MAX)
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+/* A level as a digit or a name ("err", "warning", ...). */
+int pk__parse_level(const char *s, int *level)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "err",
+					     "warn", "notice", "info", "debug" };
+	size_t i;
+
+	if (s[0] >= '0' && s[0] <= '8' && !s[1]) {
+		*level = s[0] - '0';
+		return 0;
+	}
+	for (i = 0; i < PK__ARRAY_SIZE(names); i++) {
+		if (!strncasecmp(s, names[i], strlen(names[i]))) {
+			*level = (int)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void bad_env(const char *name, const char *val, const char *want)
+{
+	fprintf(stderr, "libprintk: ignoring %s=\"%s\": expected %s\n", name, val, want);
+}
+
+void pk_config_init(struct pk_config *cfg)
+{
+	const char *v;
+	size_t sz;
+	int lvl;
+	enum pk_mode mode;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->buffer_size = PK_BUFFER_SIZE_DEFAULT;
+	cfg->mode = PK_MODE_HANDOFF;
+	cfg->console_loglevel = 7;	/* print everything but debug */
+	cfg->default_level = PK_WARNING;
+	cfg->facility = 1;		/* LOG_USER >> 3 */
+
+	if ((v = getenv("PK_MODE")) && *v) {
+		if (pk__parse_mode(v, &mode) == 0)
+			cfg->mode = mode;
+		else
+			bad_env("PK_MODE", v, "handoff, legacy or thread");
+	}
+	if ((v = getenv("PK_LOGLEVEL")) && *v) {
+		if (pk__parse_level(v, &lvl) == 0)
+			cfg->console_loglevel = lvl;
+		else
+			bad_env("PK_LOGLEVEL", v, "0-8 or a level name");
+	}
+	if ((v = getenv("PK_CONSOLE")))
+		cfg->consoles = v;
+	if ((v = getenv("PK_BUFFER")) && *v)
+		cfg->buffer_path = v;
+	if ((v = getenv("PK_BUFFER_SIZE")) && *v) {
+		if (pk__parse_size(v, &sz) == 0 && sz >= PK_BUFFER_SIZE_MIN)
+			cfg->buffer_size = sz;
+		else
+			bad_env("PK_BUFFER_SIZE", v, "a size from 16k to 1g");
+	}
+	if ((v = getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
+		cfg->flags |= PK_CFG_BUFFER_CLEAR;
+	if ((v = getenv("PK_BUDGET_US")) && *v) {
+		char *end;
+		unsigned long b = strtoul(v, &end, 10);
+
+		if (*end || b > 60000000ul)
+			bad_env("PK_BUDGET_US", v, "microseconds, 0 for unbounded");
+		else
+			cfg->print_budget_us = (unsigned)b;
+	}
+}

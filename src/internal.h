@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what the modules of libprintk share.  Not installed.
+ */
+#ifndef PK_INTERNAL_H
+#define PK_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "printk/printk.h"
+#include "printk/reader.h"
+#include "ringbuf.h"
+
+#define PK__TLS __thread __attribute__((tls_model("initial-exec")))
+
+#define PK__ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Library life cycle (pk__g.state). */
+enum { PK__UNINIT = 0, PK__INITIALIZING = 1, PK__READY = 2 };
+
+/* Per-thread state.  Initial-exec TLS: safe to touch from a signal handler. */
+struct pk__thread {
+	uint32_t tid;		/* cached gettid() */
+	uint32_t fork_gen;	/* pk__g.fork_gen when tid was cached */
+	int emergency;		/* pk_emergency_enter() depth */
+	int in_printk;		/* pk_printk() nesting on this thread */
+	bool open_valid;	/* this thread's newest record is OPEN */
+	uint8_t open_level;
+	uint64_t open_seq;
+};
+
+extern PK__TLS struct pk__thread pk__self;
+
+struct pk__global {
+	_Atomic int state;
+	struct pk_config cfg;
+	struct pk_ring ring;
+	void *mem;		/* the region */
+	size_t mem_size;
+	int mem_fd;		/* persistent store, or -1 */
+	_Atomic uint32_t fork_gen;
+};
+
+extern struct pk__global pk__g;
+
+/* printk.c */
+uint32_t pk__tid(void);
+uint64_t pk__now_ns(void);
+/* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */
+int pk__ensure_init(void);
+/* Store preformatted text as a record (no flushing). */
+int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
+
+/* config.c */
+int pk__parse_mode(const char *s, enum pk_mode *mode);
+int pk__parse_size(const char *s, size_t *out);
+int pk__parse_level(const char *s, int *level);
+
+/* persist.c: map a store file (absent: anonymous memory is used). */
+int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);
+void pk__persist_close(void *mem, size_t size, int fd);
+/*
+ * Map store file @path read-only for a reader, validated.  *live: the
+ * creating process still runs (records in progress may yet commit).
+ */
+int pk__persist_map_reader(const char *path, void **mem, size_t *size, bool *live);
+
+#endif /* PK_INTERNAL_H */

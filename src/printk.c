@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * printk.c - the front door: levels, continuation, formatting, storing,
+ * then asking the flush mode to print.  Also the library's life cycle
+ * (pk_init, lazy init, pk_shutdown) and its counters.
+ *
+ * pk_vprintk() takes no lock and calls no malloc: the text is formatted by
+ * stb_sprintf into a buffer on the caller's stack and stored with the
+ * lock-free pk__ring_write().  All per-thread state is initial-exec TLS,
+ * which a signal handler may use.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flush.h"
+#include "internal.h"
+
+int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
+
+struct pk__global pk__g = { .mem_fd = -1 };
+PK__TLS struct pk__thread pk__self;
+static PK__TLS bool in_init;
+
+static void atfork_child(void)
+{
+	atomic_fetch_add_explicit(&pk__g.fork_gen, 1, memory_order_relaxed);
+	pk__flush_atfork_child();
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+uint32_t pk__tid(void)
+{
+	uint32_t gen = atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed);
+
+	if (!pk__self.tid || pk__self.fork_gen != gen) {
+		pk__self.tid = (uint32_t)syscall(SYS_gettid);
+		pk__self.fork_gen = gen;
+	}
+	return pk__self.tid;
+}
+
+uint64_t pk__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int check_config(const struct pk_config *c)
+{
+	if (c->buffer_size < PK_BUFFER_SIZE_MIN || c->buffer_size > PK_BUFFER_SIZE_MAX)
+		return -EINVAL;
+	if (c->mode != PK_MODE_HANDOFF && c->mode != PK_MODE_LEGACY && c->mode != PK_MODE_THREAD)
+		return -EINVAL;
+	if (c->console_loglevel < 0 || c->console_loglevel > 8)
+		return -EINVAL;
+	if (c->default_level < PK_EMERG || c->default_level > PK_DEBUG)
+		return -EINVAL;
+	if (c->facility < 0 || c->facility > 23)
+		return -EINVAL;
+	return 0;
+}
+
+static int store_open(const struct pk_config *cfg)
+{
+	unsigned l2;
+	void *mem;
+	size_t size;
+	int ret, fd = -1;
+
+	if (cfg->buffer_path) {
+		ret = pk__persist_open(cfg, &mem, &size, &fd);
+		if (ret < 0)
+			return ret;
+	} else {
+		l2 = pk__ring_data_log2_for(cfg->buffer_size);
+		if (!l2)
+			return -EINVAL;
+		size = pk__ring_region_size(l2);
+		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return -errno;
+		pk__ring_format(mem, l2, 0);
+	}
+	ret = pk__ring_attach(&pk__g.ring, mem, size);
+	if (ret < 0) {
+		if (fd >= 0)
+			pk__persist_close(mem, size, fd);
+		else
+			munmap(mem, size);
+		return ret;
+	}
+	pk__g.mem = mem;
+	pk__g.mem_size = size;
+	pk__g.mem_fd = fd;
+	return 0;
+}
+
+static void store_close(void)
+{
+	if (!pk__g.mem)
+		return;
+	if (pk__g.mem_fd >= 0)
+		pk__persist_close(pk__g.mem, pk__g.mem_size, pk__g.mem_fd);
+	else
+		munmap(pk__g.mem, pk__g.mem_size);
+	pk__g.mem = NULL;
+	pk__g.mem_fd = -1;
+}
+
+int pk_init(const struct pk_config *cfg)
+{
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+	struct pk_config def;
+	int expect = PK__UNINIT;
+	int ret;
+
+	if (!cfg) {
+		pk_config_init(&def);
+		cfg = &def;
+	}
+	ret = check_config(cfg);
+	if (ret < 0)
+		return ret;
+	if (!atomic_compare_exchange_strong_explicit(&pk__g.state, &expect, PK__INITIALIZING,
+						     memory_order_acquire, memory_order_acquire))
+		return -EALREADY;
+	in_init = true;
+	pk__g.cfg = *cfg;
+	ret = store_open(cfg);
+	if (ret == 0) {
+		ret = pk__flush_init(&pk__g.cfg);
+		if (ret < 0)
+			store_close();
+	}
+	/* Strings in cfg may not outlive the call; keep none of them. */
+	pk__g.cfg.buffer_path = NULL;
+	pk__g.cfg.consoles = NULL;
+	if (ret == 0)
+		pthread_once(&atfork_once, register_atfork);
+	in_init = false;
+	/* Publishes pk__g.ring and the flush state to pk__ensure_init(). */
+	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);
+	return ret;
+}
+
+int pk__ensure_init(void)
+{
+	int st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
+	int i, ret;
+
+	if (__builtin_expect(st == PK__READY, 1))
+		return 0;
+	if (st == PK__UNINIT) {
+		if (in_init)
+			return -EAGAIN;
+		ret = pk_init(NULL);
+		if (ret != -EALREADY)
+			return ret;
+	}
+	/* Someone else is initialising.  Never wait for our own thread. */
+	if (in_init)
+		return -EAGAIN;
+	for (i = 0; i < 10000; i++) {
+		st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
+		if (st == PK__READY)
+			return 0;
+		if (st == PK__UNINIT)
+			return -ENODEV;
+		sched_yield();
+	}
+	return -EAGAIN;
+}
+
+/* Does @f contain a %n conversion?  Understands flags, width, precision, length. */
+static bool has_percent_n(const char *f)
+{
+	for (; *f; f++) {
+		if (*f != '%')
+			continue;
+		f++;
+		if (*f == '%')
+			continue;
+		while (*f && strchr("-+ #0'", *f))
+			f++;
+		while (*f && (isdigit((unsigned char)*f) || *f == '*' || *f == '.' || *f == '$'))
+			f++;
+		while (*f && strchr("hlLqjztI", *f))
+			f++;
+		if (*f == 'n')
+			return true;
+		if (!*f)
+			break;
+	}
+	return false;
+}
+
+static void refuse(void)
+{
+	if (pk__ensure_init() == 0)
+		atomic_fetch_add_explicit(&pk__g.ring.h->refused, 1, memory_order_relaxed);
+}
+
+int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seqp)
+{
+	struct pk_ring_meta m;
+	uint64_t seq;
+	int ret;
+
+	if (len > PK_RECORD_MAX) {
+		len = PK_RECORD_MAX;
+		flags |= PK_REC_TRUNC;
+	}
+	if (flags & PK_REC_TRUNC)
+		atomic_fetch_add_explicit(&pk__g.ring.h->truncated, 1, memory_order_relaxed);
+	if (pk__self.emergency)
+		flags |= PK_REC_EMERG;
+	m.ts_ns = pk__now_ns();
+	m.tid = pk__tid();
+	m.level = (uint8_t)level;
+	m.facility = (uint8_t)pk__g.cfg.facility;
+	m.flags = (uint16_t)flags;
+	ret = pk__ring_write(&pk__g.ring, &m, text, (uint32_t)len, (flags & PK_REC_NOEOL) != 0, &seq);
+	if (seqp)
+		*seqp = seq;
+	return ret;
+}
+
+int pk_vprintk(int level, const char *fmt, va_list ap)
+{
+	char buf[PK_RECORD_MAX + 2];
+	unsigned flags = 0;
+	bool cont = false;
+	uint64_t seq;
+	size_t len;
+	int n, ret;
+
+	if (!fmt) {
+		refuse();
+		return -EINVAL;
+	}
+	ret = pk__ensure_init();
+	if (ret < 0)
+		return ret;
+
+	/* Kernel-style prefixes: "\001" followed by a digit, 'c' or 'd'. */
+	while (fmt[0] == '\001' && fmt[1]) {
+		if (fmt[1] >= '0' && fmt[1] <= '7')
+			level = fmt[1] - '0';
+		else if (fmt[1] == 'c')
+			level = PK_LEVEL_CONT;
+		else if (fmt[1] == 'd')
+			level = PK_LEVEL_DEFAULT;
+		else
+			break;
+		fmt += 2;
+	}
+	if (level == PK_LEVEL_CONT) {
+		cont = true;
+		level = pk__self.open_valid ? pk__self.open_level : pk__g.cfg.default_level;
+	} else if (level < PK_EMERG || level > PK_DEBUG) {
+		level = pk__g.cfg.default_level;
+	}
+	if (has_percent_n(fmt)) {
+		refuse();
+		return -EINVAL;
+	}
+
+	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
+	if (n < 0)
+		n = 0;
+	len = (size_t)n < sizeof(buf) - 1 ? (size_t)n : sizeof(buf) - 1;
+	if ((size_t)n == len && len && buf[len - 1] == '\n') {
+		len--;				/* a complete line */
+	} else if (len > PK_RECORD_MAX || (size_t)n > len) {
+		len = PK_RECORD_MAX;		/* cut: the record is complete */
+		flags |= PK_REC_TRUNC;
+	} else {
+		flags |= PK_REC_NOEOL;		/* open: pk_cont may extend it */
+	}
+
+	pk__self.in_printk++;
+	if (cont && pk__self.open_valid) {
+		uint64_t open_seq = pk__self.open_seq;
+
+		ret = pk__ring_extend(&pk__g.ring, open_seq, buf, (uint32_t)len,
+				      (flags & PK_REC_NOEOL) != 0);
+		if (ret == 0) {
+			seq = open_seq;
+			goto stored;
+		}
+	}
+	if (cont)
+		flags |= PK_REC_CONT;
+	ret = pk__store(level, flags, buf, len, &seq);
+	if (ret < 0) {
+		pk__self.open_valid = false;
+		pk__self.in_printk--;
+		return ret;
+	}
+stored:
+	pk__self.open_valid = (flags & PK_REC_NOEOL) != 0;
+	pk__self.open_seq = seq;
+	pk__self.open_level = (uint8_t)level;
+	pk__flush_after_store(level, seq);
+	pk__self.in_printk--;
+	return (int)len;
+}
+
+int pk_printk(int level, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_vprintk(level, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+void pk_shutdown(void)
+{
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+		return;
+	pk__ring_finalize_last(&pk__g.ring);
+	pk__flush_shutdown();
+	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_release);
+	store_close();
+	memset(&pk__g.ring, 0, sizeof(pk__g.ring));
+	pk__self.open_valid = false;
+	atomic_store_explicit(&pk__g.state, PK__UNINIT, memory_order_release);
+}
+
+int pk_stats_get(struct pk_stats *st)
+{
+	const struct pk_ring *ring = &pk__g.ring;
+	const struct pk_ring_hdr *h;
+
+	if (!st)
+		return -EINVAL;
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+		return -ENODEV;
+	h = ring->h;
+	memset(st, 0, sizeof(*st));
+	st->first_seq = h->first_seq;
+	st->next_seq = atomic_load_explicit(&h->seq_head, memory_order_acquire);
+	st->oldest_seq = pk__ring_oldest(ring, false);
+	st->stored = st->next_seq - st->first_seq;
+	st->overwritten = st->oldest_seq - st->first_seq;
+	st->truncated = atomic_load_explicit(&h->truncated, memory_order_relaxed);
+	st->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
+	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
+	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
+	st->data_size = ring->data_size;
+	st->desc_count = ring->desc_mask + 1;
+	return 0;
+}
+
+const char *pk_strerror(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0:		return "success";
+	case EINVAL:	return "invalid argument";
+	case ENOBUFS:	return "record lost: the store was overrun while it was written";
+	case ENOMEM:	return "out of memory";
+	case EAGAIN:	return "try again: libprintk is busy initialising";
+	case EALREADY:	return "libprintk is already initialised";
+	case ENODEV:	return "libprintk is not initialised";
+	case ETIMEDOUT:	return "timed out";
+	case EPROTO:	return "store file has another format version";
+	case ENOENT:	return "no such file";
+	case EACCES:	return "permission denied";
+	case EBUSY:	return "busy";
+	case E2BIG:	return "too large";
+	case ENOSPC:	return "no space left";
+	case ENOSYS:	return "not supported";
+	case EIO:	return "input/output error";
+	case EPIPE:	return "console closed";
+	default:	return "unknown error";
+	}
+}

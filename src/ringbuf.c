@@ -1,0 +1,621 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ringbuf.c - the lockless record store.
+ *
+ * OVERVIEW
+ *
+ * A region holds a header, a descriptor ring of N = 2^k 64-bit words and a
+ * data ring of D = 2^m bytes, kept as 64-bit words.  A record is a block in
+ * the data ring (a 32-byte header followed by its text, padded to 8 bytes)
+ * plus the descriptor at index seq % N, which says where the block is and
+ * what state the record is in.
+ *
+ * A descriptor packs three things into one atomic word, so that a writer
+ * claims and commits it with a single compare-and-swap and nobody can ever
+ * see one field without the others:
+ *
+ *   bits 63..32   low 32 bits of the record's seq
+ *   bits 31..3    low 32 bits of the block's logical position (8-aligned)
+ *   bits  2..0    state: FREE, RESERVED, OPEN, FINAL
+ *
+ * Logical positions (lpos) grow for ever; the byte lives at lpos % D.  A
+ * block reserved at lpos is intact until some reservation reaches lpos + D,
+ * that is while lpos_head - lpos <= D.  Since D divides 2^32, the low 32
+ * bits of lpos name the ring position exactly, and the full lpos is rebuilt
+ * from lpos_head (valid records are always less than D <= 2^30 behind).
+ *
+ * Record states:
+ *   FREE      never used (the zeroed descriptor)
+ *   RESERVED  a writer owns the record and is writing it
+ *   OPEN      committed, but the text did not end a line: the owner may
+ *             still extend it (pk_cont).  Invisible to live readers.
+ *   FINAL     committed and readable
+ *
+ * WRITING (pk__ring_write)
+ *
+ *   A  seq  = fetch_add(seq_head, 1)        gapless, wait-free
+ *   B  lpos = fetch_add(lpos_head, size)    wait-free
+ *   C  CAS desc[seq % N]: older seq -> (seq, lpos, RESERVED)
+ *   D  release fence; relaxed stores of the block words
+ *   E  CAS desc: (seq, lpos, RESERVED) -> (seq, lpos, FINAL or OPEN)
+ *   F  finalize desc[seq-1] if it is OPEN (it can no longer be extended)
+ *
+ * Seq and space are reserved separately, so block order in the data ring
+ * need not follow seq order; nothing depends on it.  A writer never waits:
+ * not for another writer, not for a reader, not for the writer it
+ * interrupted on its own thread.  Overwriting the oldest records is
+ * implicit: reservations simply run over them.
+ *
+ * A writer that stalls between A and E (preempted, or its thread stopped
+ * for good) loses its record instead of blocking anyone: when seq + N
+ * claims the descriptor at C it finds it RESERVED, counts the record as
+ * lost and takes it; the stalled writer's commit CAS at E then fails.  Its
+ * late stores may still land in data that now belongs to newer records,
+ * which is why every block carries a checksum over its header and text:
+ * a reader never returns a torn record, it skips and counts it.
+ *
+ * READING (pk__ring_read)
+ *
+ *   R1 d = load_acquire(desc[r % N]); must be (r, lpos, FINAL)
+ *   R2 check lpos_head - lpos <= D (not yet overwritten)
+ *   R3 relaxed loads of the block words into a private copy
+ *   R4 acquire fence; reload desc and lpos_head
+ *   R5 valid iff desc unchanged, lpos_head - lpos <= D, block seq == r and
+ *      the checksum matches
+ *
+ * A record in progress (descriptor not yet claimed, RESERVED or OPEN) stops
+ * a live reader: it returns "nothing now".  If the record stays in progress
+ * for stall_limit_ns while later records exist, or falls more than N/2
+ * behind seq_head, the reader gives up on it and moves on (counted as a
+ * jump in seq).  A post-mortem reader (the writers are gone) skips RESERVED
+ * records at once and reads OPEN ones, which hold committed text.
+ *
+ * MEMORY ORDERING (labels in the code: LMM(name))
+ *
+ *   write:A  seq_cst RMW.  Pairs with write:F's seq_cst load and with
+ *            write:G (see "finalization" below).  Its only other duty is to
+ *            hand out distinct numbers, for which relaxed would do.
+ *   write:B  relaxed RMW: only needs to hand out disjoint space.  Its
+ *            ordering before the block stores is provided by write:D.
+ *   write:C  relaxed CAS.  The block stores that follow are ordered after
+ *            it by write:D; readers do not act on RESERVED descriptors.
+ *   write:D  release fence, before the block stores.  Pairs with the
+ *            acquire fence read:C: a reader whose relaxed block loads saw
+ *            any store of this writer also sees write:B's new lpos_head and
+ *            write:C's descriptor at read:D, and so rejects its copy.
+ *            Without it a reader could accept a block that this writer is
+ *            overwriting (a torn record).
+ *   write:E  release CAS (seq_cst, for finalization).  Pairs with the
+ *            acquire load read:A: a reader that sees FINAL sees the whole
+ *            block.  Without it a reader could copy stale words.
+ *   write:F  seq_cst load + CAS of the predecessor's descriptor.
+ *   write:G  seq_cst load of seq_head after committing OPEN.
+ *            Finalization is a store-buffering (Dekker) pattern: writer
+ *            s-1 does E (commit OPEN) then G (load seq_head); writer s does
+ *            A (seq_head++) then F (load desc[s-1]).  With all four
+ *            seq_cst, at least one of them sees the other: either s sees
+ *            OPEN and finalizes it, or s-1 sees seq_head > s and finalizes
+ *            itself.  Without it an OPEN record could stay invisible for
+ *            ever although newer records exist.
+ *   read:A   acquire load of the descriptor (pairs with write:E).
+ *   read:B   relaxed loads of lpos_head before copying: a hint only; the
+ *            decisive check is read:D.
+ *   read:C   acquire fence after the block loads (pairs with write:D).
+ *   read:D   relaxed reloads of desc and lpos_head, ordered by read:C.
+ *   wake:A   seq_cst load of `waiters` after the commit, pairing with the
+ *            seq_cst fence wait:A of a reader about to sleep: either the
+ *            writer sees the waiter and bumps the futex word, or the reader
+ *            sees the committed record and does not sleep.  Without it a
+ *            reader (pkmsg -w) could sleep through a record.
+ *
+ * ABA on the descriptor: its seq field is 32 bits, so a writer stalled for
+ * exactly 2^32 records between A and C could claim a descriptor it no
+ * longer owns; the data check (lpos_head - lpos <= D) and the block's full
+ * 64-bit seq still make every reader reject the record.
+ */
+#include "ringbuf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LMM(label)	/* memory-order label, see the overview */
+
+enum { DS_FREE = 0, DS_RESERVED = 1, DS_OPEN = 2, DS_FINAL = 3 };
+
+static inline uint64_t desc_make(uint64_t seq, uint64_t lpos, unsigned state)
+{
+	return ((uint64_t)(uint32_t)seq << 32) | ((uint32_t)lpos & ~7u) | state;
+}
+
+static inline uint32_t desc_seq(uint64_t d) { return (uint32_t)(d >> 32); }
+static inline uint32_t desc_off(uint64_t d) { return (uint32_t)d & ~7u; }
+static inline unsigned desc_state(uint64_t d) { return (unsigned)(d & 7u); }
+
+/* Rebuild a full lpos from its low 32 bits and a later lpos_head. */
+static inline uint64_t lpos_expand(uint64_t head, uint32_t off)
+{
+	return head - (uint32_t)((uint32_t)head - off);
+}
+
+static inline uint32_t text_words(uint32_t len) { return (len + 7u) / 8u; }
+static inline uint64_t blk_size(uint32_t len) { return PK_RING_BLK_HDR + 8ull * text_words(len); }
+
+/* Block header words. */
+static inline uint64_t hw2_make(uint32_t len, const struct pk_ring_meta *m)
+{
+	return (uint64_t)len | (uint64_t)m->level << 16 | (uint64_t)m->facility << 24 |
+	       (uint64_t)m->flags << 32;
+}
+
+/*
+ * Checksum over the header words and the text words: a 64-bit
+ * multiply-xorshift mix, folded to 32 bits.  It only has to catch torn or
+ * stale data, not adversaries.
+ */
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+
+static inline _Atomic uint64_t *word_at(const struct pk_ring *ring, uint64_t lpos, uint64_t i)
+{
+	return &ring->data[((lpos >> 3) + i) & ring->word_mask];
+}
+
+size_t pk__ring_region_size(unsigned data_log2)
+{
+	size_t data = (size_t)1 << data_log2;
+	size_t desc = (data >> PK_RING_DESC_SHIFT) * sizeof(uint64_t);
+
+	return PK_RING_HDR_SIZE + desc + data;
+}
+
+unsigned pk__ring_data_log2_for(size_t bytes)
+{
+	unsigned l;
+
+	for (l = PK_RING_MAX_DATA_LOG2; l >= PK_RING_MIN_DATA_LOG2; l--)
+		if (pk__ring_region_size(l) <= bytes)
+			return l;
+	return 0;
+}
+
+static void view_init(struct pk_ring *ring, void *mem)
+{
+	struct pk_ring_hdr *h = mem;
+
+	ring->h = h;
+	ring->desc = (_Atomic uint64_t *)((char *)mem + h->desc_off);
+	ring->data = (_Atomic uint64_t *)((char *)mem + h->data_off);
+	ring->desc_mask = (1ull << h->desc_log2) - 1;
+	ring->data_size = 1ull << h->data_log2;
+	ring->word_mask = ring->data_size / 8 - 1;
+}
+
+void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq)
+{
+	struct pk_ring_hdr *h = mem;
+	size_t size = pk__ring_region_size(data_log2);
+	struct timespec mono, real;
+
+	memset(mem, 0, size);
+	h->magic = PK_RING_MAGIC;
+	h->version = PK_RING_VERSION;
+	h->hdr_size = PK_RING_HDR_SIZE;
+	h->total_size = size;
+	h->desc_log2 = data_log2 - PK_RING_DESC_SHIFT;
+	h->data_log2 = data_log2;
+	h->desc_off = PK_RING_HDR_SIZE;
+	h->data_off = PK_RING_HDR_SIZE + ((size_t)8 << h->desc_log2);
+	h->first_seq = first_seq;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	h->realtime_zero_ns = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000ll +
+			      ((int64_t)real.tv_nsec - mono.tv_nsec);
+	h->creator_pid = (int32_t)getpid();
+	atomic_init(&h->seq_head, first_seq);
+	atomic_init(&h->lpos_head, 0);
+	atomic_init(&h->clear_seq, first_seq);
+	/*
+	 * Descriptors start FREE with seq field 0.  For a first_seq that is not
+	 * 0 mod 2^32 this reads as "a long-past seq", which is what FREE means.
+	 */
+}
+
+int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size)
+{
+	const struct pk_ring_hdr *h = mem;
+	uint64_t desc_bytes, data_bytes;
+
+	if (!mem || size < PK_RING_HDR_SIZE)
+		return -EINVAL;
+	if (h->magic != PK_RING_MAGIC)
+		return -EINVAL;
+	if (h->version != PK_RING_VERSION)
+		return -EPROTO;
+	if (h->hdr_size != PK_RING_HDR_SIZE)
+		return -EINVAL;
+	if (h->data_log2 < PK_RING_MIN_DATA_LOG2 || h->data_log2 > PK_RING_MAX_DATA_LOG2 ||
+	    h->desc_log2 != h->data_log2 - PK_RING_DESC_SHIFT)
+		return -EINVAL;
+	desc_bytes = 8ull << h->desc_log2;
+	data_bytes = 1ull << h->data_log2;
+	if (h->desc_off != PK_RING_HDR_SIZE || h->data_off != PK_RING_HDR_SIZE + desc_bytes)
+		return -EINVAL;
+	if (h->total_size != PK_RING_HDR_SIZE + desc_bytes + data_bytes || h->total_size > size)
+		return -EINVAL;
+	view_init(ring, mem);
+	return 0;
+}
+
+static void wake_readers(struct pk_ring *ring)
+{
+	struct pk_ring_hdr *h = ring->h;
+
+	/* LMM(wake:A) */
+	if (atomic_load_explicit(&h->waiters, memory_order_seq_cst)) {
+		atomic_fetch_add_explicit(&h->wake, 1, memory_order_release);
+		syscall(SYS_futex, &h->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+}
+
+void pk__ring_wake(struct pk_ring *ring)
+{
+	wake_readers(ring);
+}
+
+/* Finalize record @seq if it is OPEN.  LMM(write:F) */
+static void finalize(struct pk_ring *ring, uint64_t seq)
+{
+	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	uint64_t d = atomic_load_explicit(dp, memory_order_seq_cst);
+
+	if (desc_seq(d) != (uint32_t)seq || desc_state(d) != DS_OPEN)
+		return;
+	/*
+	 * Failure means the owner reopened it to extend (it then re-checks
+	 * seq_head and finalizes it itself) or someone finalized it already.
+	 */
+	if (atomic_compare_exchange_strong_explicit(dp, &d, (d & ~7ull) | DS_FINAL,
+						    memory_order_seq_cst, memory_order_relaxed))
+		wake_readers(ring);
+}
+
+/* Store the block words; the caller owns [lpos, lpos + size). */
+static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
+		      const struct pk_ring_meta *m, const char *text, uint32_t len)
+{
+	uint64_t hw2 = hw2_make(len, m);
+	uint64_t h = mix(mix(mix(0x243f6a8885a308d3ull, seq), m->ts_ns), hw2);
+	uint32_t i, nw = text_words(len);
+
+	h = mix(h, m->tid);
+	for (i = 0; i < nw; i++) {
+		uint64_t w = 0;
+		uint32_t n = len - i * 8 < 8 ? len - i * 8 : 8;
+
+		memcpy(&w, text + i * 8, n);
+		h = mix(h, w);
+		atomic_store_explicit(word_at(ring, lpos, 4 + i), w, memory_order_relaxed);
+	}
+	atomic_store_explicit(word_at(ring, lpos, 0), seq, memory_order_relaxed);
+	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, memory_order_relaxed);
+	atomic_store_explicit(word_at(ring, lpos, 2), hw2, memory_order_relaxed);
+	atomic_store_explicit(word_at(ring, lpos, 3), (uint64_t)m->tid | (uint64_t)fold(h) << 32,
+			      memory_order_relaxed);
+}
+
+/* Commit @claimed as OPEN or FINAL.  0, or -ENOBUFS if overrun meanwhile. */
+static int commit(struct pk_ring *ring, uint64_t seq, uint64_t claimed, bool open)
+{
+	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	uint64_t want = (claimed & ~7ull) | (open ? DS_OPEN : DS_FINAL);
+
+	/* LMM(write:E) */
+	if (!atomic_compare_exchange_strong_explicit(dp, &claimed, want, memory_order_seq_cst,
+						     memory_order_relaxed))
+		return -ENOBUFS;	/* counted as lost by whoever took the descriptor */
+	/* LMM(write:G) */
+	if (open && atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst) != seq + 1)
+		finalize(ring, seq);
+	wake_readers(ring);
+	return 0;
+}
+
+int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
+		   const char *text, uint32_t len, bool open, uint64_t *seqp)
+{
+	struct pk_ring_hdr *h = ring->h;
+	uint64_t size = blk_size(len);
+	uint64_t seq, lpos, old, claimed;
+	_Atomic uint64_t *dp;
+
+	/* LMM(write:A) */
+	seq = atomic_fetch_add_explicit(&h->seq_head, 1, memory_order_seq_cst);
+	/* LMM(write:B) */
+	lpos = atomic_fetch_add_explicit(&h->lpos_head, size, memory_order_relaxed);
+
+	dp = &ring->desc[seq & ring->desc_mask];
+	claimed = desc_make(seq, lpos, DS_RESERVED);
+	old = atomic_load_explicit(dp, memory_order_relaxed);
+	do {
+		if ((int32_t)(desc_seq(old) - (uint32_t)seq) > 0) {
+			/* A newer record already owns the descriptor. */
+			atomic_fetch_add_explicit(&h->reserve_failed, 1, memory_order_relaxed);
+			return -ENOBUFS;
+		}
+		/* LMM(write:C) */
+	} while (!atomic_compare_exchange_weak_explicit(dp, &old, claimed, memory_order_relaxed,
+							memory_order_relaxed));
+	if (desc_state(old) == DS_RESERVED && desc_seq(old) != (uint32_t)seq)
+		atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
+
+	if (seq != h->first_seq)
+		finalize(ring, seq - 1);
+
+	/* LMM(write:D) */
+	atomic_thread_fence(memory_order_release);
+	put_block(ring, lpos, seq, meta, text, len);
+
+	if (seqp)
+		*seqp = seq;
+	return commit(ring, seq, claimed, open);
+}
+
+int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len, bool open)
+{
+	struct pk_ring_hdr *h = ring->h;
+	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	uint64_t d = atomic_load_explicit(dp, memory_order_acquire);
+	uint64_t claimed, lh, lpos, hw2, hw3, w;
+	uint32_t oldlen, newlen, i, nw;
+	struct pk_ring_meta m;
+	char buf[PK_RING_TEXT_MAX + 8];
+	int ret = -EAGAIN;
+
+	if (desc_seq(d) != (uint32_t)seq || desc_state(d) != DS_OPEN)
+		return -EAGAIN;
+	claimed = (d & ~7ull) | DS_RESERVED;
+	/* Reopen.  Acquire: we re-read our own block, published by write:E. */
+	if (!atomic_compare_exchange_strong_explicit(dp, &d, claimed, memory_order_seq_cst,
+						     memory_order_relaxed))
+		return -EAGAIN;
+
+	if (atomic_load_explicit(&h->seq_head, memory_order_seq_cst) != seq + 1)
+		goto out;	/* no longer the newest */
+	lh = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
+	lpos = lpos_expand(lh, desc_off(d));
+	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), memory_order_relaxed);
+	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), memory_order_relaxed);
+	oldlen = (uint32_t)(hw2 & 0xffff);
+	if (oldlen > PK_RING_TEXT_MAX || lpos + blk_size(oldlen) != lh)
+		goto out;
+	newlen = oldlen + len;
+	if (newlen > PK_RING_TEXT_MAX) {
+		ret = -E2BIG;
+		goto out;
+	}
+	/* Take the space after the block, only if nobody reserved any since. */
+	if (!atomic_compare_exchange_strong_explicit(&h->lpos_head, &lh, lpos + blk_size(newlen),
+						     memory_order_relaxed, memory_order_relaxed))
+		goto out;
+
+	nw = text_words(oldlen);
+	for (i = 0; i < nw; i++) {
+		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), memory_order_relaxed);
+		memcpy(buf + i * 8, &w, 8);
+	}
+	memcpy(buf + oldlen, text, len);
+	m.ts_ns = atomic_load_explicit(word_at(ring, lpos, 1), memory_order_relaxed);
+	m.tid = (uint32_t)hw3;
+	m.level = (uint8_t)(hw2 >> 16);
+	m.facility = (uint8_t)(hw2 >> 24);
+	m.flags = (uint16_t)(hw2 >> 32);
+	/* LMM(write:D) again: the new words are fresh space, as in a write. */
+	atomic_thread_fence(memory_order_release);
+	put_block(ring, lpos, seq, &m, buf, newlen);
+	ret = 0;
+out:
+	if (commit(ring, seq, claimed, ret == 0 && open) < 0)
+		return -ENOBUFS;
+	return ret;
+}
+
+void pk__ring_finalize_last(struct pk_ring *ring)
+{
+	uint64_t head = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);
+
+	if (head != ring->h->first_seq)
+		finalize(ring, head - 1);
+}
+
+void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring, bool postmortem)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->ring = ring;
+	rd->postmortem = postmortem;
+	rd->stall_limit_ns = 1000000000ull;
+	rd->stall_seq = UINT64_MAX;
+	rd->next = pk__ring_oldest(ring, true);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Is the data of a record at low-32 position @off still intact? */
+static bool block_intact(const struct pk_ring *ring, uint32_t off, uint64_t *lposp)
+{
+	uint64_t lh = atomic_load_explicit(&ring->h->lpos_head, memory_order_relaxed);
+	uint64_t lpos = lpos_expand(lh, off);
+
+	*lposp = lpos;
+	return lh - lpos <= ring->data_size;
+}
+
+uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
+{
+	const struct pk_ring_hdr *h = ring->h;
+	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_acquire);
+	uint64_t lo = after_clear ? atomic_load_explicit(&h->clear_seq, memory_order_relaxed) : 0;
+	uint64_t n = ring->desc_mask + 1, r, d, lpos;
+
+	if (lo < h->first_seq)
+		lo = h->first_seq;
+	if (head - lo > n)
+		lo = head - n;
+	for (r = lo; r < head; r++) {
+		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
+		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0)
+			continue;			/* taken by a newer record */
+		if (desc_seq(d) != (uint32_t)r || desc_state(d) == DS_FREE)
+			break;				/* not yet claimed: in progress */
+		if (desc_state(d) == DS_RESERVED || block_intact(ring, desc_off(d), &lpos))
+			break;
+	}
+	return r;
+}
+
+/* Copy and validate record @r described by @d.  true if @out holds it. */
+static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out)
+{
+	_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
+	uint64_t lpos, hw0, hw1, hw2, hw3, h, w, d2;
+	uint32_t len, i, nw;
+
+	/* LMM(read:B) */
+	if (!block_intact(ring, desc_off(d), &lpos))
+		return false;
+	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), memory_order_relaxed);
+	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), memory_order_relaxed);
+	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), memory_order_relaxed);
+	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), memory_order_relaxed);
+	len = (uint32_t)(hw2 & 0xffff);
+	if (hw0 != r || len > PK_RING_TEXT_MAX)
+		return false;
+	h = mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3);
+	nw = text_words(len);
+	for (i = 0; i < nw; i++) {
+		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), memory_order_relaxed);
+		h = mix(h, w);
+		memcpy(out->text + i * 8, &w, 8);
+	}
+	/* LMM(read:C) */
+	atomic_thread_fence(memory_order_acquire);
+	/* LMM(read:D) */
+	d2 = atomic_load_explicit(dp, memory_order_relaxed);
+	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
+		return false;
+	if (fold(h) != (uint32_t)(hw3 >> 32))
+		return false;
+	out->text[len] = '\0';
+	out->len = len;
+	out->seq = r;
+	out->meta.ts_ns = hw1;
+	out->meta.tid = (uint32_t)hw3;
+	out->meta.level = (uint8_t)((hw2 >> 16) & 7);
+	out->meta.facility = (uint8_t)(hw2 >> 24);
+	out->meta.flags = (uint16_t)(hw2 >> 32);
+	return true;
+}
+
+int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
+{
+	const struct pk_ring *ring = rd->ring;
+	uint64_t n = ring->desc_mask + 1;
+	uint64_t head, r = rd->next, d, t;
+	unsigned st;
+
+	for (;;) {
+		head = atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
+		if (r >= head) {
+			rd->next = r;
+			return 0;
+		}
+		if (head - r > n)
+			r = head - n;	/* the descriptor ring lapped us */
+		/* LMM(read:A) */
+		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
+		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0) {
+			r++;		/* overwritten by a newer record */
+			continue;
+		}
+		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
+		if (st == DS_FINAL || (st == DS_OPEN && rd->postmortem)) {
+			if (copy_record(ring, r, d, out)) {
+				rd->next = r + 1;
+				return 1;
+			}
+			r++;		/* overwritten or torn: lost */
+			continue;
+		}
+		/* In progress: FREE (unclaimed), RESERVED or OPEN. */
+		if (rd->postmortem || head - r > n / 2) {
+			r++;
+			continue;
+		}
+		t = now_ns();
+		if (rd->stall_seq != r) {
+			rd->stall_seq = r;
+			rd->stall_since_ns = t;
+		} else if (t - rd->stall_since_ns >= rd->stall_limit_ns && head > r + 1) {
+			r++;		/* abandoned: its writer stopped mid-way */
+			continue;
+		}
+		rd->next = r;
+		return 0;
+	}
+}
+
+/* Is there something for a reader at @seq to do (a record or a gap)? */
+static bool has_readable(const struct pk_ring *ring, uint64_t seq)
+{
+	uint64_t head = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);
+	uint64_t d;
+
+	if (seq >= head)
+		return false;
+	d = atomic_load_explicit(&ring->desc[seq & ring->desc_mask], memory_order_seq_cst);
+	if (desc_seq(d) != (uint32_t)seq)
+		return (int32_t)(desc_seq(d) - (uint32_t)seq) > 0;
+	return desc_state(d) == DS_FINAL;
+}
+
+int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+{
+	struct pk_ring_hdr *h = ring->h;
+	struct timespec ts, *tsp = NULL;
+	uint32_t w;
+	int ret = 0;
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000l;
+		tsp = &ts;
+	}
+	atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
+	w = atomic_load_explicit(&h->wake, memory_order_acquire);
+	/* LMM(wait:A) pairs with wake:A */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (has_readable(ring, seq))
+		ret = 1;
+	else if (syscall(SYS_futex, &h->wake, FUTEX_WAIT, w, tsp, NULL, 0) == 0 ||
+		 errno == EAGAIN)
+		ret = 1;
+	else if (errno != ETIMEDOUT && errno != EINTR)
+		ret = -errno;
+	atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
+	return ret;
+}

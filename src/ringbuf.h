@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The record store: a lockless, multi-producer, multi-reader ring of
+ * variable-length records with 64-bit sequence numbers.
+ *
+ * The store knows nothing of consoles, locking or formatting.  Its memory
+ * is one position-independent region (offsets, never pointers), so it may
+ * live in anonymous memory or in a shared file mapping read by another
+ * process.  See ringbuf.c for the algorithm and its memory-order argument.
+ *
+ * Synchronization table:
+ *   pk__ring_write / pk__ring_extend / pk__ring_finalize_last   any thread,
+ *       any signal handler, concurrently with everything below
+ *   pk__ring_read (one reader struct)    one thread at a time per reader;
+ *       any number of reader structs concurrently
+ *   pk__ring_stats                       any thread
+ *   pk__ring_format                      before anyone else uses the region
+ */
+#ifndef PK_RINGBUF_H
+#define PK_RINGBUF_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
+#define PK_RING_VERSION		1u
+#define PK_RING_HDR_SIZE	512u
+#define PK_RING_BLK_HDR		32u	/* bytes of block header */
+#define PK_RING_TEXT_MAX	1024u	/* == PK_RECORD_MAX */
+#define PK_RING_MIN_DATA_LOG2	12u
+#define PK_RING_MAX_DATA_LOG2	30u
+#define PK_RING_DESC_SHIFT	5u	/* one descriptor per 32 data bytes */
+
+/*
+ * Region header.  Fixed fields are written once by pk__ring_format() before
+ * the region is published; the atomics below are shared by all writers.
+ * Layout is part of the persistent file format: change it only together
+ * with PK_RING_VERSION.
+ */
+struct pk_ring_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t hdr_size;		/* PK_RING_HDR_SIZE */
+	uint64_t total_size;		/* bytes of the whole region */
+	uint64_t desc_off;		/* byte offset of the descriptor ring */
+	uint64_t data_off;		/* byte offset of the data ring */
+	uint32_t desc_log2;		/* descriptors: 1 << desc_log2 */
+	uint32_t data_log2;		/* data ring bytes: 1 << data_log2 */
+	uint64_t first_seq;		/* seq of the first record of this region */
+	int64_t realtime_zero_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at creation */
+	int32_t creator_pid;
+	uint32_t flags;
+	uint64_t generation;		/* bumped on each reopen of a file store */
+	uint8_t pad0[128 - 80];
+
+	/* cache line 2: the two reservation heads, touched by every writer */
+	_Atomic uint64_t seq_head;	/* next seq to hand out */
+	_Atomic uint64_t lpos_head;	/* next data byte (logical, monotonic) */
+	_Atomic uint32_t waiters;	/* readers sleeping in pk__ring_wait */
+	_Atomic uint32_t wake;		/* futex word for those readers */
+	uint8_t pad1[128 - 24];
+
+	/* cache line 3: counters of rare events */
+	_Atomic uint64_t lost;		/* overrun between reserve and commit */
+	_Atomic uint64_t reserve_failed;
+	_Atomic uint64_t truncated;
+	_Atomic uint64_t refused;
+	_Atomic uint64_t clear_seq;	/* readers start here (pkmsg -C) */
+	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 40];
+};
+
+_Static_assert(sizeof(struct pk_ring_hdr) == PK_RING_HDR_SIZE, "ring header size");
+
+/* A process-local view of a region: derived, validated pointers. */
+struct pk_ring {
+	struct pk_ring_hdr *h;
+	_Atomic uint64_t *desc;
+	_Atomic uint64_t *data;		/* the data ring as 64-bit words */
+	uint64_t desc_mask;		/* entries - 1 */
+	uint64_t data_size;		/* bytes */
+	uint64_t word_mask;		/* data_size / 8 - 1 */
+};
+
+/* Metadata stored with a record. */
+struct pk_ring_meta {
+	uint64_t ts_ns;
+	uint32_t tid;
+	uint8_t level;
+	uint8_t facility;
+	uint16_t flags;			/* PK_REC_* */
+};
+
+/* A record as copied out by a reader. */
+struct pk_ring_rec {
+	uint64_t seq;
+	struct pk_ring_meta meta;
+	uint32_t len;
+	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
+};
+
+struct pk_ring_reader {
+	const struct pk_ring *ring;
+	uint64_t next;			/* next seq to read */
+	uint64_t stall_seq;		/* seq we found in progress ... */
+	uint64_t stall_since_ns;	/* ... since then */
+	uint64_t stall_limit_ns;	/* skip a record in progress this long */
+	bool postmortem;		/* the writers are gone: nothing is in progress */
+};
+
+/* Bytes needed for a region whose data ring is 1 << data_log2 bytes. */
+size_t pk__ring_region_size(unsigned data_log2);
+/* The largest data ring that fits in @bytes, or 0 if none does. */
+unsigned pk__ring_data_log2_for(size_t bytes);
+
+/* Initialise @mem (zeroed or not) as an empty region. */
+void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq);
+
+/*
+ * Validate an untrusted region of @size bytes and build a view of it.
+ * Return: 0, -EINVAL (not a store / corrupt), -EPROTO (other version).
+ */
+int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size);
+
+/*
+ * Store one record.  @len is clamped to PK_RING_TEXT_MAX by the caller.
+ * @open: the text does not end a line; the record stays invisible to
+ * readers until finalized so that pk__ring_extend() can add to it.
+ * Context: any thread or signal handler; lock-free.
+ * Return: 0 with *seq set, or -ENOBUFS if the record was lost.
+ */
+int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
+		   const char *text, uint32_t len, bool open, uint64_t *seq);
+
+/*
+ * Append to open record @seq if it is still open and still the newest.
+ * Return: 0 appended; -EAGAIN if it cannot be extended (the caller stores
+ * a new record instead); -E2BIG if the result would exceed the maximum.
+ */
+int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
+		    uint32_t len, bool open);
+
+/* Make the newest record readable if it is still open. */
+void pk__ring_finalize_last(struct pk_ring *ring);
+
+void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring,
+			  bool postmortem);
+
+/*
+ * Read the next record into @out.
+ * Return: 1 record (out->seq may jump over lost ones), 0 nothing more now.
+ */
+int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
+
+/*
+ * Oldest seq still in the store; with @after_clear, not before the point
+ * set by pkmsg -C (where new readers start).
+ */
+uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
+
+/* Wait up to @timeout_ms for seq_head to move past @seq.  1, 0 or -errno. */
+int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
+
+/* Wake readers sleeping in pk__ring_wait (after a store by any process). */
+void pk__ring_wake(struct pk_ring *ring);
+
+static inline uint64_t pk__ring_next_seq(const struct pk_ring *ring)
+{
+	return atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
+}
+
+#endif /* PK_RINGBUF_H */

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The front door through the public API: order and content, levels,
+ * kernel prefixes, continuation, truncation, bad input, configuration.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "printk/printk.h"
+#include "printk/reader.h"
+#include "testutil.h"
+
+static int setup(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.buffer_size = 256 << 10;
+	return pk_init(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_shutdown();
+	return 0;
+}
+
+/* Read everything stored so far. */
+static int read_all(struct pk_record *recs, char texts[][PK_RECORD_MAX + 1], int max)
+{
+	struct pk_reader *r = pk_reader_open();
+	int n = 0;
+
+	assert_non_null(r);
+	while (n < max && pk_reader_next(r, &recs[n]) == 1) {
+		memcpy(texts[n], recs[n].text, recs[n].len + 1);
+		recs[n].text = texts[n];
+		n++;
+	}
+	pk_reader_close(r);
+	return n;
+}
+
+static struct pk_record recs[64];
+static char texts[64][PK_RECORD_MAX + 1];
+
+static void test_order_single_thread(void **state)
+{
+	int i, n;
+
+	(void)state;
+	for (i = 0; i < 50; i++)
+		assert_int_equal(pk_printk(i % 8, "line %d of %s\n", i, "fifty"), (int)strlen("line 0 of fifty") + (i >= 10));
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 50);
+	for (i = 0; i < 50; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "line %d of fifty", i);
+		assert_string_equal(recs[i].text, want);
+		assert_int_equal(recs[i].level, i % 8);
+		assert_int_equal(recs[i].seq, (uint64_t)i);
+		assert_int_equal(recs[i].flags, 0);
+		if (i)
+			assert_true(recs[i].ts_ns >= recs[i - 1].ts_ns);
+	}
+}
+
+static void test_levels_and_prefixes(void **state)
+{
+	int n;
+
+	(void)state;
+	pk_err("macro err\n");
+	pk_printk(PK_LEVEL_DEFAULT, PK_KERN_ERR "prefixed err\n");
+	pk_printk(PK_LEVEL_DEFAULT, "no level\n");
+	pk_printk(99, "bad level\n");
+	pk_printk(-7, "negative level\n");
+	pk_printk(PK_INFO, PK_SOH "2" "prefix wins\n");
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 6);
+	assert_int_equal(recs[0].level, PK_ERR);
+	assert_int_equal(recs[1].level, PK_ERR);
+	assert_string_equal(recs[1].text, "prefixed err");
+	assert_int_equal(recs[2].level, PK_WARNING);	/* the default message level */
+	assert_int_equal(recs[3].level, PK_WARNING);
+	assert_int_equal(recs[4].level, PK_WARNING);
+	assert_int_equal(recs[5].level, PK_CRIT);
+	assert_string_equal(recs[5].text, "prefix wins");
+}
+
+static void test_continuation(void **state)
+{
+	int n;
+
+	(void)state;
+	pk_info("Probing");
+	pk_cont(" bus 1");
+	pk_cont(" ... ok\n");
+	pk_cont("orphan\n");			/* no open record: flagged */
+	pk_info("one");
+	pk_printk(PK_LEVEL_DEFAULT, PK_KERN_CONT "two\n");
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 3);
+	assert_string_equal(recs[0].text, "Probing bus 1 ... ok");
+	assert_int_equal(recs[0].level, PK_INFO);
+	assert_false(recs[0].flags & PK_REC_CONT);
+	assert_string_equal(recs[1].text, "orphan");
+	assert_true(recs[1].flags & PK_REC_CONT);
+	assert_string_equal(recs[2].text, "onetwo");
+}
+
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	pk_notice("from another thread\n");
+	return NULL;
+}
+
+static void pk__test_store_other(void)
+{
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+	pthread_join(t, NULL);
+}
+
+/* Another record in between: the continuation becomes its own record. */
+static void test_continuation_interrupted(void **state)
+{
+	int n;
+
+	(void)state;
+	pk_info("first half");
+	pk__test_store_other();
+	pk_cont(" second half\n");
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 3);
+	assert_string_equal(recs[0].text, "first half");
+	assert_true(recs[0].flags & PK_REC_NOEOL);
+	assert_string_equal(recs[1].text, "from another thread");
+	assert_string_equal(recs[2].text, " second half");
+	assert_true(recs[2].flags & PK_REC_CONT);
+	assert_int_equal(recs[2].level, PK_INFO);
+}
+
+static void test_truncation(void **state)
+{
+	static char big[5000];
+	struct pk_stats st;
+	int n;
+
+	(void)state;
+	memset(big, 'q', sizeof(big) - 1);
+	assert_int_equal(pk_info("%s\n", big), PK_RECORD_MAX);
+	assert_int_equal(pk_info("%.*s\n", PK_RECORD_MAX, big), PK_RECORD_MAX);
+	assert_int_equal(pk_info("%.*s", PK_RECORD_MAX + 1, big), PK_RECORD_MAX);
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 3);
+	assert_int_equal(recs[0].len, PK_RECORD_MAX);
+	assert_true(recs[0].flags & PK_REC_TRUNC);
+	assert_int_equal(recs[1].len, PK_RECORD_MAX);
+	assert_false(recs[1].flags & PK_REC_TRUNC);	/* exactly the maximum, then EOL */
+	assert_true(recs[2].flags & PK_REC_TRUNC);
+	assert_int_equal(pk_stats_get(&st), 0);
+	assert_int_equal(st.truncated, 2);
+}
+
+static void test_bad_input(void **state)
+{
+	struct pk_stats st;
+	int x = 0, n;
+
+	(void)state;
+	assert_int_equal(pk_printk(PK_INFO, NULL), -EINVAL);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat"
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-overflow"
+	assert_int_equal(pk_printk(PK_INFO, "count%n\n", &x), -EINVAL);
+	assert_int_equal(pk_printk(PK_INFO, "count%5hn\n", &x), -EINVAL);
+	assert_int_equal(pk_printk(PK_INFO, "%s\n", (char *)NULL), 4);
+#pragma GCC diagnostic pop
+	assert_int_equal(x, 0);
+	assert_int_equal(pk_printk(PK_INFO, "100%% fine, %d%%\n", 5), 13);
+	assert_int_equal(pk_printk(PK_INFO, "%s", ""), 0);
+	n = read_all(recs, texts, 64);
+	assert_int_equal(n, 2);		/* the empty one is open: not yet readable */
+	assert_string_equal(recs[0].text, "null");	/* stb_sprintf spelling */
+	assert_string_equal(recs[1].text, "100% fine, 5%");
+	assert_int_equal(pk_stats_get(&st), 0);
+	assert_int_equal(st.refused, 3);
+	assert_null(pk_reader_open_file(NULL));
+	assert_int_equal(pk_reader_next(NULL, &recs[0]), -EINVAL);
+	assert_int_equal(pk_stats_get(NULL), -EINVAL);
+}
+
+static void test_stats(void **state)
+{
+	struct pk_stats st;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++)
+		pk_info("stat %d\n", i);
+	assert_int_equal(pk_stats_get(&st), 0);
+	assert_int_equal(st.stored, 10);
+	assert_int_equal(st.next_seq, 10);
+	assert_int_equal(st.overwritten, 0);
+	assert_int_equal(st.lost, 0);
+	/* Overrun the 256 KiB store. */
+	for (i = 0; i < 20000; i++)
+		pk_info("filler record number %d with some text to take room\n", i);
+	assert_int_equal(pk_stats_get(&st), 0);
+	assert_int_equal(st.stored, 20010);
+	assert_true(st.overwritten > 10000);
+	assert_int_equal(st.oldest_seq - st.first_seq, st.overwritten);
+}
+
+static void test_init_twice_and_reinit(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE;
+	assert_int_equal(pk_init(&cfg), -EALREADY);
+	pk_shutdown();
+	cfg.buffer_size = 10;
+	assert_int_equal(pk_init(&cfg), -EINVAL);
+	cfg.buffer_size = PK_BUFFER_SIZE_DEFAULT;
+	cfg.mode = (enum pk_mode)7;
+	assert_int_equal(pk_init(&cfg), -EINVAL);
+	cfg.mode = PK_MODE_HANDOFF;
+	cfg.console_loglevel = 9;
+	assert_int_equal(pk_init(&cfg), -EINVAL);
+	cfg.console_loglevel = 7;
+	cfg.flags |= PK_CFG_NO_ATEXIT;
+	assert_int_equal(pk_init(&cfg), 0);
+}
+
+static void test_config_env(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	setenv("PK_MODE", "legacy", 1);
+	setenv("PK_LOGLEVEL", "3", 1);
+	setenv("PK_BUFFER_SIZE", "64k", 1);
+	setenv("PK_BUDGET_US", "500", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.mode, PK_MODE_LEGACY);
+	assert_int_equal(cfg.console_loglevel, 3);
+	assert_int_equal(cfg.buffer_size, 64 << 10);
+	assert_int_equal(cfg.print_budget_us, 500);
+	/* Malformed values keep the defaults (and say so on stderr). */
+	setenv("PK_MODE", "turbo", 1);
+	setenv("PK_LOGLEVEL", "loud", 1);
+	setenv("PK_BUFFER_SIZE", "12x", 1);
+	setenv("PK_BUDGET_US", "-1", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.mode, PK_MODE_HANDOFF);
+	assert_int_equal(cfg.console_loglevel, 7);
+	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
+	assert_int_equal(cfg.print_budget_us, 0);
+	setenv("PK_BUFFER_SIZE", "2g", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
+	setenv("PK_LOGLEVEL", "debug", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.console_loglevel, PK_DEBUG);
+	unsetenv("PK_MODE");
+	unsetenv("PK_LOGLEVEL");
+	unsetenv("PK_BUFFER_SIZE");
+	unsetenv("PK_BUDGET_US");
+}
+
+static void test_strerror(void **state)
+{
+	(void)state;
+	assert_string_equal(pk_strerror(-EINVAL), "invalid argument");
+	assert_string_equal(pk_strerror(0), "success");
+	assert_string_equal(pk_strerror(-12345), "unknown error");
+}
+
+static void test_lazy_init(void **state)
+{
+	struct pk_stats st;
+
+	(void)state;
+	pk_shutdown();
+	assert_int_equal(pk_stats_get(&st), -ENODEV);
+	setenv("PK_CONSOLE", "", 1);
+	assert_int_equal(pk_info("lazily\n"), 6);
+	unsetenv("PK_CONSOLE");
+	assert_int_equal(pk_stats_get(&st), 0);
+	assert_int_equal(st.stored, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_order_single_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_levels_and_prefixes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_continuation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_continuation_interrupted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_init_twice_and_reinit, setup, teardown),
+		cmocka_unit_test(test_config_env),
+		cmocka_unit_test(test_strerror),
+		cmocka_unit_test_setup_teardown(test_lazy_init, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TU_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TU_SANITIZED 1
+#endif
+#endif
+
+double tu_seconds(double dflt)
+{
+	const char *e = getenv("PK_TEST_SECONDS");
+
+	if (e && *e)
+		return atof(e);
+#ifdef TU_SANITIZED
+	return dflt / 2;
+#else
+	return dflt;
+#endif
+}
+
+uint64_t tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t tu_sum(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint32_t h = 2166136261u;
+
+	while (len--)
+		h = (h ^ *s++) * 16777619u;
+	return h;
+}
+
+size_t tu_make_text(char *buf, size_t size, unsigned w, uint64_t c, size_t pad)
+{
+	int n = snprintf(buf, size, "w=%u c=%llu pad=", w, (unsigned long long)c);
+	size_t i;
+
+	for (i = 0; i < pad && (size_t)n + 20 < size; i++)
+		buf[n++] = (char)('a' + (w + c + i) % 26);
+	n += snprintf(buf + n, size - (size_t)n, " sum=%08x", tu_sum(buf, (size_t)n));
+	return (size_t)n;
+}
+
+int tu_check_text(const char *text, size_t len, unsigned *w, uint64_t *c)
+{
+	unsigned long long cc;
+	unsigned ww, sum;
+	const char *p;
+
+	if (len < 14)
+		return -1;
+	p = text + len - 13;
+	if (memcmp(p, " sum=", 5) || sscanf(p + 5, "%8x", &sum) != 1)
+		return -1;
+	if (tu_sum(text, (size_t)(p - text)) != sum)
+		return -1;
+	if (sscanf(text, "w=%u c=%llu ", &ww, &cc) != 2)
+		return -1;
+	*w = ww;
+	*c = cc;
+	return 0;
+}
+
+char *tu_tmp_path(const char *tag)
+{
+	static unsigned n;
+	const char *dir = getenv("TMPDIR");
+	char *p;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (asprintf(&p, "%s/pktest-%s-%d-%u", dir, tag, (int)getpid(), n++) < 0)
+		return NULL;
+	unlink(p);
+	return p;
+}
+
+char *tu_read_file(const char *path, size_t *lenp)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+		}
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	fclose(f);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+}

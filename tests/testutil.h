@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PK_TESTUTIL_H
+#define PK_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Seconds a stress phase runs: PK_TEST_SECONDS, else @dflt (halved under sanitizers). */
+double tu_seconds(double dflt);
+/* Monotonic nanoseconds. */
+uint64_t tu_now_ns(void);
+/* A small self-check: FNV-1a over @len bytes. */
+uint32_t tu_sum(const void *p, size_t len);
+/* Build a self-validating text "w=<w> c=<c> pad=<...> sum=<hex>" into @buf; returns length. */
+size_t tu_make_text(char *buf, size_t size, unsigned w, uint64_t c, size_t pad);
+/* Parse and verify such a text; 0 if intact (fills @w, @c), -1 if not. */
+int tu_check_text(const char *text, size_t len, unsigned *w, uint64_t *c);
+/* Fresh temporary path under TMPDIR for @tag; caller frees. */
+char *tu_tmp_path(const char *tag);
+/* Whole file as a NUL-terminated string (caller frees), or NULL. */
+char *tu_read_file(const char *path, size_t *len);
+
+#endif
