@@ -103,10 +103,14 @@
  *   read:C   acquire fence after the block loads (pairs with write:D).
  *   read:D   relaxed reloads of desc and lpos_head, ordered by read:C.
  *   wake:A   seq_cst load of `waiters` after the commit, pairing with the
- *            seq_cst fence wait:A of a reader about to sleep: either the
+ *            seq_cst increment of `waiters` and the seq_cst loads of a
+ *            reader about to sleep (wait:A): either the
  *            writer sees the waiter and bumps the futex word, or the reader
  *            sees the committed record and does not sleep.  Without it a
  *            reader (pkmsg -w) could sleep through a record.
+ *
+ * In ThreadSanitizer builds the two fences are replaced by release stores
+ * and acquire loads of the block words (atomics.h), which TSan follows.
  *
  * ABA on the descriptor: its seq field is 32 bits, so a writer stalled for
  * exactly 2^32 records between A and C could claim a descriptor it no
@@ -114,6 +118,7 @@
  * 64-bit seq still make every reader reject the record.
  */
 #include "ringbuf.h"
+#include "atomics.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -304,13 +309,13 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 
 		memcpy(&w, text + i * 8, n);
 		h = mix(h, w);
-		atomic_store_explicit(word_at(ring, lpos, 4 + i), w, memory_order_relaxed);
+		atomic_store_explicit(word_at(ring, lpos, 4 + i), w, PK_MO_FENCED_STORE);
 	}
-	atomic_store_explicit(word_at(ring, lpos, 0), seq, memory_order_relaxed);
-	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, memory_order_relaxed);
-	atomic_store_explicit(word_at(ring, lpos, 2), hw2, memory_order_relaxed);
+	atomic_store_explicit(word_at(ring, lpos, 0), seq, PK_MO_FENCED_STORE);
+	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, PK_MO_FENCED_STORE);
+	atomic_store_explicit(word_at(ring, lpos, 2), hw2, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 3), (uint64_t)m->tid | (uint64_t)fold(h) << 32,
-			      memory_order_relaxed);
+			      PK_MO_FENCED_STORE);
 }
 
 /* Commit @claimed as OPEN or FINAL.  0, or -ENOBUFS if overrun meanwhile. */
@@ -362,7 +367,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		finalize(ring, seq - 1);
 
 	/* LMM(write:D) */
-	atomic_thread_fence(memory_order_release);
+	pk__fence_release();
 	put_block(ring, lpos, seq, meta, text, len);
 
 	if (seqp)
@@ -420,7 +425,7 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	m.facility = (uint8_t)(hw2 >> 24);
 	m.flags = (uint16_t)(hw2 >> 32);
 	/* LMM(write:D) again: the new words are fresh space, as in a write. */
-	atomic_thread_fence(memory_order_release);
+	pk__fence_release();
 	put_block(ring, lpos, seq, &m, buf, newlen);
 	ret = 0;
 out:
@@ -498,22 +503,22 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
 	/* LMM(read:B) */
 	if (!block_intact(ring, desc_off(d), &lpos))
 		return false;
-	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), memory_order_relaxed);
-	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), memory_order_relaxed);
-	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), memory_order_relaxed);
-	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), memory_order_relaxed);
+	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), PK_MO_FENCED_LOAD);
+	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
+	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
+	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), PK_MO_FENCED_LOAD);
 	len = (uint32_t)(hw2 & 0xffff);
 	if (hw0 != r || len > PK_RING_TEXT_MAX)
 		return false;
 	h = mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3);
 	nw = text_words(len);
 	for (i = 0; i < nw; i++) {
-		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), memory_order_relaxed);
+		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), PK_MO_FENCED_LOAD);
 		h = mix(h, w);
 		memcpy(out->text + i * 8, &w, 8);
 	}
 	/* LMM(read:C) */
-	atomic_thread_fence(memory_order_acquire);
+	pk__fence_acquire();
 	/* LMM(read:D) */
 	d2 = atomic_load_explicit(dp, memory_order_relaxed);
 	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
@@ -607,8 +612,11 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 	}
 	atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
 	w = atomic_load_explicit(&h->wake, memory_order_acquire);
-	/* LMM(wait:A) pairs with wake:A */
-	atomic_thread_fence(memory_order_seq_cst);
+	/*
+	 * LMM(wait:A): the seq_cst increment of waiters above and the seq_cst
+	 * loads in has_readable() pair with the seq_cst commit and the
+	 * seq_cst load of waiters in wake_readers() (wake:A).
+	 */
 	if (has_readable(ring, seq))
 		ret = 1;
 	else if (syscall(SYS_futex, &h->wake, FUTEX_WAIT, w, tsp, NULL, 0) == 0 ||

@@ -15,6 +15,21 @@
 #endif
 #endif
 
+int tu_sanitized_thread(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	return 1;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	return 1;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
 double tu_seconds(double dflt)
 {
 	const char *e = getenv("PK_TEST_SECONDS");

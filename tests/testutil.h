@@ -6,10 +6,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 /* Seconds a stress phase runs: PK_TEST_SECONDS, else @dflt (halved under sanitizers). */
 double tu_seconds(double dflt);
+/* Built with ThreadSanitizer? */
+int tu_sanitized_thread(void);
 /* Monotonic nanoseconds. */
 uint64_t tu_now_ns(void);
 /* A small self-check: FNV-1a over @len bytes. */
@@ -22,5 +26,17 @@ int tu_check_text(const char *text, size_t len, unsigned *w, uint64_t *c);
 char *tu_tmp_path(const char *tag);
 /* Whole file as a NUL-terminated string (caller frees), or NULL. */
 char *tu_read_file(const char *path, size_t *len);
+
+/*
+ * TU_CHECK: an assertion for threads other than the test's own (cmocka's
+ * assert_* must run on the thread that runs the test).  Aborts loudly.
+ */
+#define TU_CHECK(cond)                                                                  \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			abort();                                                        \
+		}                                                                       \
+	} while (0)
 
 #endif
