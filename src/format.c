@@ -41,23 +41,32 @@ static void putc_(struct out *o, char c)
 		put((o), tmp_, n_ < 0 ? 0 : (size_t)n_ < sizeof(tmp_) ? (size_t)n_ : sizeof(tmp_) - 1); \
 	} while (0)
 
+/*
+ * Wall-clock ns of a record.  Wrapping arithmetic: both terms may come from
+ * an untrusted store file, where a signed sum could overflow.
+ */
+static int64_t realtime_ns(uint64_t ts, int64_t zero)
+{
+	return (int64_t)(ts + (uint64_t)zero);
+}
+
 static void put_time(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo)
 {
 	uint64_t ts = rec->ts_ns;
 
 	if (fo->fmt & PK_FMT_F_REALTIME) {
-		time_t t = (time_t)(((int64_t)ts + fo->realtime_zero_ns) / 1000000000ll);
+		time_t t = (time_t)(realtime_ns(ts, fo->realtime_zero_ns) / 1000000000ll);
 		struct tm tm;
 		char date[64];
 
 		if (localtime_r(&t, &tm) && strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y", &tm))
-			putf(o, "[%s] ", date);
+			putf(o, "[%s", date);
 		else
-			putf(o, "[%lld] ", (long long)t);
-		return;
+			putf(o, "[%lld", (long long)t);
+	} else {
+		putf(o, "[%5llu.%06llu", (unsigned long long)(ts / 1000000000ull),
+		     (unsigned long long)(ts % 1000000000ull / 1000));
 	}
-	putf(o, "[%5llu.%06llu", (unsigned long long)(ts / 1000000000ull),
-	     (unsigned long long)(ts % 1000000000ull / 1000));
 	if (fo->fmt & PK_FMT_F_DELTA) {
 		uint64_t d = fo->prev_ts_ns && ts > fo->prev_ts_ns ? ts - fo->prev_ts_ns : 0;
 
@@ -65,6 +74,38 @@ static void put_time(struct out *o, const struct pk_record *rec, const struct pk
 		     (unsigned long long)(d % 1000000000ull / 1000));
 	}
 	put(o, "] ", 2);
+}
+
+/*
+ * Text for a terminal (PK_FMT_F_ESCAPE): control bytes other than tab,
+ * DEL, bytes that are not UTF-8 and UTF-8-encoded C1 controls as \xNN, so
+ * that a hostile store cannot send escape sequences to the terminal.
+ */
+static size_t utf8_len(const unsigned char *s, size_t n);
+
+static void put_safe(struct out *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k, run = 0;
+
+	while (i < n) {
+		unsigned char c = u[i];
+
+		if ((c >= 0x20 && c < 0x7f) || c == '\t') {
+			i++;
+			continue;
+		}
+		k = c >= 0x80 ? utf8_len(u + i, n - i) : 0;
+		if (k && !(c == 0xc2 && u[i + 1] < 0xa0)) {
+			i += k;		/* printable UTF-8 */
+			continue;
+		}
+		put(o, s + run, i - run);
+		put(o, (char[4]){ '\\', 'x', hex[c >> 4], hex[c & 15] }, 4);
+		run = ++i;
+	}
+	put(o, s + run, n - run);
 }
 
 /* Human and syslog: every line of the text gets the prefix. */
@@ -82,7 +123,10 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 		put_time(o, rec, fo);
 		if (fo->fmt & PK_FMT_F_TID)
 			putf(o, "[T%u] ", rec->tid);
-		put(o, t, (size_t)(nl - t));
+		if (fo->fmt & PK_FMT_F_ESCAPE)
+			put_safe(o, t, (size_t)(nl - t));
+		else
+			put(o, t, (size_t)(nl - t));
 		putc_(o, '\n');
 		t = nl + 1;
 	} while (t < end);
@@ -180,7 +224,7 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		putf(&o, "{\"seq\":%llu,\"ts_us\":%llu,", (unsigned long long)rec->seq, us);
 		if (fo->fmt & PK_FMT_F_REALTIME)
 			putf(&o, "\"time_us\":%lld,",
-			     (long long)(((int64_t)rec->ts_ns + fo->realtime_zero_ns) / 1000));
+			     (long long)(realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
 		putf(&o, "\"level\":%d,\"facility\":%d,\"tid\":%u,", rec->level, rec->facility,
 		     rec->tid);
 		if (rec->flags & PK_REC_CONT)

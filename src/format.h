@@ -21,6 +21,7 @@ struct pk_format_opts {
 };
 #define PK_FMT_F_REALTIME	0x200u	/* human: wall-clock date instead of uptime */
 #define PK_FMT_F_DELTA		0x400u	/* human: add <delta> since prev_ts_ns */
+#define PK_FMT_F_ESCAPE		0x800u	/* human, syslog: escape control bytes as \xNN */
 #define PK_FMT_KIND(f)		((f) & 0xffu)
 
 /* Longest rendering of one record (text escaped at worst 6x for JSON). */

@@ -67,5 +67,13 @@ void pk__persist_close(void *mem, size_t size, int fd);
  * creating process still runs (records in progress may yet commit).
  */
 int pk__persist_map_reader(const char *path, void **mem, size_t *size, bool *live);
+/*
+ * The same, read-write if @writable, keeping the file open in *fd (for
+ * pk__persist_live; the caller closes it).
+ */
+int pk__persist_map_file(const char *path, bool writable, void **mem, size_t *size, int *fd,
+			 bool *live);
+/* Does some process still have store @fd (mapped at @mem) open for writing? */
+bool pk__persist_live(int fd, const void *mem);
 
 #endif /* PK_INTERNAL_H */

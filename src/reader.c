@@ -18,6 +18,8 @@ struct pk_reader {
 	bool have;			/* rec holds a record read ahead */
 	void *map;			/* file mapping, or NULL */
 	size_t map_size;
+	int fd;				/* the store file, or -1 */
+	bool writable;			/* the region may be written */
 };
 
 struct pk_reader *pk_reader_open(void)
@@ -33,44 +35,54 @@ struct pk_reader *pk_reader_open(void)
 	if (!r)
 		return NULL;
 	r->ring = pk__g.ring;
+	r->fd = -1;
+	r->writable = true;
 	pk__ring_reader_init(&r->rd, &r->ring, false);
 	return r;
 }
 
-struct pk_reader *pk_reader_open_file(const char *path)
+struct pk_reader *pk_reader_open_file_flags(const char *path, unsigned flags)
 {
+	bool writable = (flags & PK_READER_WRITABLE) != 0;
 	struct pk_reader *r;
 	void *map;
 	size_t size;
 	bool live;
-	int ret;
+	int ret, fd;
 
-	if (!path) {
+	if (!path || (flags & ~PK_READER_WRITABLE)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = pk__persist_map_reader(path, &map, &size, &live);
+	ret = pk__persist_map_file(path, writable, &map, &size, &fd, &live);
 	if (ret < 0) {
 		errno = -ret;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		munmap(map, size);
+		pk__persist_close(map, size, fd);
 		errno = ENOMEM;
 		return NULL;
 	}
 	ret = pk__ring_attach(&r->ring, map, size);
 	if (ret < 0) {
-		munmap(map, size);
+		pk__persist_close(map, size, fd);
 		free(r);
 		errno = -ret;
 		return NULL;
 	}
 	r->map = map;
 	r->map_size = size;
+	r->fd = fd;
+	r->writable = writable;
 	pk__ring_reader_init(&r->rd, &r->ring, !live);
 	return r;
+}
+
+struct pk_reader *pk_reader_open_file(const char *path)
+{
+	return pk_reader_open_file_flags(path, 0);
 }
 
 static void export(const struct pk_ring_rec *in, struct pk_record *out)
@@ -116,9 +128,18 @@ int pk_reader_wait(struct pk_reader *r, int timeout_ms)
 		return -EINVAL;
 	if (r->have)
 		return 1;
-	ret = pk__ring_wait(&r->ring, r->rd.next, timeout_ms);
+	if (r->writable)
+		ret = pk__ring_wait(&r->ring, r->rd.next, timeout_ms);
+	else
+		ret = pk__ring_wait_readonly(&r->ring, r->rd.next, timeout_ms);
 	if (ret < 0)
 		return ret;
+	/*
+	 * A store file's writers may have died (skip what they left half
+	 * written) or a new one may have opened it (wait for its records).
+	 */
+	if (r->fd >= 0)
+		r->rd.postmortem = !pk__persist_live(r->fd, r->map);
 	if (pk__ring_read(&r->rd, &r->rec) > 0)
 		r->have = true;
 	return r->have;
@@ -129,6 +150,49 @@ void pk_reader_close(struct pk_reader *r)
 	if (!r)
 		return;
 	if (r->map)
-		munmap(r->map, r->map_size);
+		pk__persist_close(r->map, r->map_size, r->fd);
 	free(r);
+}
+
+uint64_t pk_reader_tell(const struct pk_reader *r)
+{
+	if (!r)
+		return 0;
+	return r->have ? r->rec.seq : r->rd.next;
+}
+
+int pk_reader_info(struct pk_reader *r, struct pk_store_info *info)
+{
+	const struct pk_ring_hdr *h;
+
+	if (!r || !info)
+		return -EINVAL;
+	h = r->ring.h;
+	memset(info, 0, sizeof(*info));
+	info->first_seq = h->first_seq;
+	/* Relaxed: statistics; each value is read once and reported as is. */
+	info->clear_seq = atomic_load_explicit(&h->clear_seq, memory_order_relaxed);
+	info->next_seq = pk__ring_next_seq(&r->ring);
+	info->oldest_seq = pk__ring_oldest(&r->ring, false);
+	info->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
+	info->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
+	info->truncated = atomic_load_explicit(&h->truncated, memory_order_relaxed);
+	info->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
+	info->data_size = r->ring.data_size;
+	info->desc_count = r->ring.desc_mask + 1;
+	info->generation = h->generation;
+	info->realtime_zero_ns = h->realtime_zero_ns;
+	info->creator_pid = h->creator_pid;
+	info->live = r->fd >= 0 ? pk__persist_live(r->fd, r->map) : 1;
+	return 0;
+}
+
+int pk_reader_clear(struct pk_reader *r)
+{
+	if (!r)
+		return -EINVAL;
+	if (!r->writable)
+		return -EACCES;
+	pk__ring_clear(&r->ring);
+	return 0;
 }

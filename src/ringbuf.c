@@ -30,6 +30,8 @@
  *   OPEN      committed, but the text did not end a line: the owner may
  *             still extend it (pk_cont).  Invisible to live readers.
  *   FINAL     committed and readable
+ *   LOST      retired by pk__ring_recover(): its writer died before
+ *             committing it.  Readers skip it at once, as a lost record.
  *
  * WRITING (pk__ring_write)
  *
@@ -62,6 +64,13 @@
  *   R4 acquire fence; reload desc and lpos_head
  *   R5 valid iff desc unchanged, lpos_head - lpos <= D, block seq == r and
  *      the checksum matches
+ *
+ * The region may come from an untrusted file (persist.c).  The read side
+ * never trusts it: pk__ring_attach() reads each geometry field once and
+ * builds the view from its validated copy, every ring index is masked,
+ * a block's text length is checked before it is copied, and every loop is
+ * bounded by the descriptor count.  A hostile region yields no records or
+ * rejected ones, never an access outside the region.
  *
  * A record in progress (descriptor not yet claimed, RESERVED or OPEN) stops
  * a live reader: it returns "nothing now".  If the record stays in progress
@@ -130,7 +139,7 @@
 
 #define LMM(label)	/* memory-order label, see the overview */
 
-enum { DS_FREE = 0, DS_RESERVED = 1, DS_OPEN = 2, DS_FINAL = 3 };
+enum { DS_FREE = 0, DS_RESERVED = 1, DS_OPEN = 2, DS_FINAL = 3, DS_LOST = 4 };
 
 static inline uint64_t desc_make(uint64_t seq, uint64_t lpos, unsigned state)
 {
@@ -193,15 +202,13 @@ unsigned pk__ring_data_log2_for(size_t bytes)
 	return 0;
 }
 
-static void view_init(struct pk_ring *ring, void *mem)
+static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr *g)
 {
-	struct pk_ring_hdr *h = mem;
-
-	ring->h = h;
-	ring->desc = (_Atomic uint64_t *)((char *)mem + h->desc_off);
-	ring->data = (_Atomic uint64_t *)((char *)mem + h->data_off);
-	ring->desc_mask = (1ull << h->desc_log2) - 1;
-	ring->data_size = 1ull << h->data_log2;
+	ring->h = mem;
+	ring->desc = (_Atomic uint64_t *)((char *)mem + g->desc_off);
+	ring->data = (_Atomic uint64_t *)((char *)mem + g->data_off);
+	ring->desc_mask = (1ull << g->desc_log2) - 1;
+	ring->data_size = 1ull << g->data_log2;
 	ring->word_mask = ring->data_size / 8 - 1;
 }
 
@@ -237,27 +244,41 @@ void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq)
 
 int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size)
 {
-	const struct pk_ring_hdr *h = mem;
+	const volatile struct pk_ring_hdr *h = mem;
+	struct pk_ring_hdr g;	/* the geometry, each field read once */
 	uint64_t desc_bytes, data_bytes;
 
 	if (!mem || size < PK_RING_HDR_SIZE)
 		return -EINVAL;
-	if (h->magic != PK_RING_MAGIC)
+	/*
+	 * The region may be a file another process can change under us: read
+	 * every field we validate exactly once (volatile), then build the view
+	 * from this copy, so that what we checked is what we use.
+	 */
+	g.magic = h->magic;
+	g.version = h->version;
+	g.hdr_size = h->hdr_size;
+	g.total_size = h->total_size;
+	g.desc_off = h->desc_off;
+	g.data_off = h->data_off;
+	g.desc_log2 = h->desc_log2;
+	g.data_log2 = h->data_log2;
+	if (g.magic != PK_RING_MAGIC)
 		return -EINVAL;
-	if (h->version != PK_RING_VERSION)
+	if (g.version != PK_RING_VERSION)
 		return -EPROTO;
-	if (h->hdr_size != PK_RING_HDR_SIZE)
+	if (g.hdr_size != PK_RING_HDR_SIZE)
 		return -EINVAL;
-	if (h->data_log2 < PK_RING_MIN_DATA_LOG2 || h->data_log2 > PK_RING_MAX_DATA_LOG2 ||
-	    h->desc_log2 != h->data_log2 - PK_RING_DESC_SHIFT)
+	if (g.data_log2 < PK_RING_MIN_DATA_LOG2 || g.data_log2 > PK_RING_MAX_DATA_LOG2 ||
+	    g.desc_log2 != g.data_log2 - PK_RING_DESC_SHIFT)
 		return -EINVAL;
-	desc_bytes = 8ull << h->desc_log2;
-	data_bytes = 1ull << h->data_log2;
-	if (h->desc_off != PK_RING_HDR_SIZE || h->data_off != PK_RING_HDR_SIZE + desc_bytes)
+	desc_bytes = 8ull << g.desc_log2;
+	data_bytes = 1ull << g.data_log2;
+	if (g.desc_off != PK_RING_HDR_SIZE || g.data_off != PK_RING_HDR_SIZE + desc_bytes)
 		return -EINVAL;
-	if (h->total_size != PK_RING_HDR_SIZE + desc_bytes + data_bytes || h->total_size > size)
+	if (g.total_size != PK_RING_HDR_SIZE + desc_bytes + data_bytes || g.total_size > size)
 		return -EINVAL;
-	view_init(ring, mem);
+	view_init(ring, mem, &g);
 	return 0;
 }
 
@@ -487,6 +508,8 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 			continue;			/* taken by a newer record */
 		if (desc_seq(d) != (uint32_t)r || desc_state(d) == DS_FREE)
 			break;				/* not yet claimed: in progress */
+		if (desc_state(d) == DS_LOST)
+			continue;			/* retired: its writer died */
 		if (desc_state(d) == DS_RESERVED || block_intact(ring, desc_off(d), &lpos))
 			break;
 	}
@@ -540,11 +563,20 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 {
 	const struct pk_ring *ring = rd->ring;
 	uint64_t n = ring->desc_mask + 1;
+	/*
+	 * Nothing before first_seq exists in this region.  It changes only
+	 * when a new process re-formats a store file (PK_BUFFER_CLEAR) under
+	 * a follower; without the clamp the follower would wait for the
+	 * vanished records one stall at a time.
+	 */
+	uint64_t first = ring->h->first_seq;
 	uint64_t head, r = rd->next, d, t;
 	unsigned st;
 
 	for (;;) {
 		head = atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
+		if (r < first && first <= head)
+			r = first;
 		if (r >= head) {
 			rd->next = r;
 			return 0;
@@ -564,6 +596,10 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 				return 1;
 			}
 			r++;		/* overwritten or torn: lost */
+			continue;
+		}
+		if (st >= DS_LOST) {
+			r++;		/* retired, or a state no writer makes: lost */
 			continue;
 		}
 		/* In progress: FREE (unclaimed), RESERVED or OPEN. */
@@ -595,7 +631,7 @@ static bool has_readable(const struct pk_ring *ring, uint64_t seq)
 	d = atomic_load_explicit(&ring->desc[seq & ring->desc_mask], memory_order_seq_cst);
 	if (desc_seq(d) != (uint32_t)seq)
 		return (int32_t)(desc_seq(d) - (uint32_t)seq) > 0;
-	return desc_state(d) == DS_FINAL;
+	return desc_state(d) == DS_FINAL || desc_state(d) >= DS_LOST;
 }
 
 int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
@@ -626,4 +662,96 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 		ret = -errno;
 	atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
 	return ret;
+}
+
+int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+{
+	_Atomic uint32_t *wake = &ring->h->wake;
+	uint64_t deadline = 0, now;
+	long slice_ms = 1;
+	struct timespec ts;
+	uint32_t w;
+
+	if (timeout_ms >= 0)
+		deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		/*
+		 * Acquire: pairs with the release increment in wake_readers(),
+		 * so a wake-up that a registered waiter caused is not missed
+		 * by the check below.  Nothing breaks without it but latency:
+		 * we do not register, so our only guarantee is the timeout.
+		 */
+		w = atomic_load_explicit(wake, memory_order_acquire);
+		if (has_readable(ring, seq))
+			return 1;
+		now = now_ns();
+		if (timeout_ms >= 0 && now >= deadline)
+			return 0;
+		if (timeout_ms >= 0 && (uint64_t)slice_ms * 1000000ull > deadline - now)
+			slice_ms = (long)((deadline - now + 999999ull) / 1000000ull);
+		ts.tv_sec = slice_ms / 1000;
+		ts.tv_nsec = (slice_ms % 1000) * 1000000l;
+		/* FUTEX_WAIT only reads the word: allowed on a read-only mapping. */
+		if (syscall(SYS_futex, wake, FUTEX_WAIT, w, &ts, NULL, 0) < 0 &&
+		    errno != ETIMEDOUT && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (slice_ms < PK_RING_POLL_MAX_MS)
+			slice_ms = slice_ms * 2 < PK_RING_POLL_MAX_MS ? slice_ms * 2 : PK_RING_POLL_MAX_MS;
+	}
+}
+
+uint64_t pk__ring_clear(struct pk_ring *ring)
+{
+	struct pk_ring_hdr *h = ring->h;
+	/*
+	 * Relaxed: clear_seq is only a lower bound where new readers start;
+	 * they validate every record through its descriptor (read:A), so no
+	 * store needs to be ordered with this one.  A record stored after we
+	 * load seq_head gets a seq >= it and stays visible.
+	 */
+	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&h->clear_seq, memory_order_relaxed);
+
+	/* Only ever raise it: a slower concurrent clear must not undo ours. */
+	while (cur < head &&
+	       !atomic_compare_exchange_weak_explicit(&h->clear_seq, &cur, head,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	return head > cur ? head : cur;
+}
+
+uint64_t pk__ring_recover(struct pk_ring *ring)
+{
+	struct pk_ring_hdr *h = ring->h;
+	uint64_t n = ring->desc_mask + 1, retired = 0;
+	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
+	uint64_t lo = h->first_seq, r, d;
+	unsigned st;
+
+	if (head - lo > n)
+		lo = head - n;	/* also catches head < first_seq: a corrupt header */
+	for (r = lo; r != head; r++) {
+		_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
+
+		/*
+		 * Relaxed throughout: the caller guarantees no writer runs, and
+		 * readers in other processes validate every record they copy.
+		 */
+		d = atomic_load_explicit(dp, memory_order_relaxed);
+		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0)
+			continue;		/* a newer record owns the slot */
+		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
+		if (st == DS_OPEN) {
+			/* Committed text nobody can extend any more. */
+			atomic_store_explicit(dp, (d & ~7ull) | DS_FINAL, memory_order_relaxed);
+		} else if (st == DS_FREE || st == DS_RESERVED) {
+			/* Its writer died between taking the seq and committing. */
+			atomic_store_explicit(dp, desc_make(r, desc_off(d), DS_LOST),
+					      memory_order_relaxed);
+			retired++;
+		}
+	}
+	if (retired)
+		atomic_fetch_add_explicit(&h->lost, retired, memory_order_relaxed);
+	return retired;
 }

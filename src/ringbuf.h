@@ -14,7 +14,8 @@
  *   pk__ring_read (one reader struct)    one thread at a time per reader;
  *       any number of reader structs concurrently
  *   pk__ring_stats                       any thread
- *   pk__ring_format                      before anyone else uses the region
+ *   pk__ring_clear                       any thread, with everything above
+ *   pk__ring_format / pk__ring_recover   while no writer uses the region
  */
 #ifndef PK_RINGBUF_H
 #define PK_RINGBUF_H
@@ -161,6 +162,38 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
 
 /* Wait up to @timeout_ms for seq_head to move past @seq.  1, 0 or -errno. */
 int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
+
+/* Longest sleep of pk__ring_wait_readonly() between two looks. */
+#define PK_RING_POLL_MAX_MS	100
+
+/*
+ * pk__ring_wait_readonly() - pk__ring_wait() for a region mapped read-only.
+ * It cannot register in `waiters`, so writers do not wake it for sure: it
+ * sleeps on the futex word (woken early if some registered waiter is
+ * woken) for at most PK_RING_POLL_MAX_MS at a time, backing off from 1 ms.
+ * Context: any thread; never writes to the region.
+ * Return: 1 something to read, 0 timed out, -errno.
+ */
+int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
+
+/*
+ * pk__ring_clear() - make new readers start after every record stored so
+ * far (pkmsg -C).  Only ever raises clear_seq.
+ * Context: any thread, concurrently with writers and readers; lock-free.
+ * Return: the new clear_seq.
+ */
+uint64_t pk__ring_clear(struct pk_ring *ring);
+
+/*
+ * pk__ring_recover() - after every writer of the region died (a store file
+ * reopened by a new process): finalize OPEN records, which nobody can
+ * extend any more, and retire as LOST the records whose writer died before
+ * committing (RESERVED, or seq taken but descriptor never claimed), so that
+ * live readers skip them at once instead of waiting for them.
+ * Context: no writer may run on the region; readers may.
+ * Return: the number of records retired (also added to `lost`).
+ */
+uint64_t pk__ring_recover(struct pk_ring *ring);
 
 /* Wake readers sleeping in pk__ring_wait (after a store by any process). */
 void pk__ring_wake(struct pk_ring *ring);

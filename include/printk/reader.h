@@ -75,6 +75,60 @@ int pk_reader_wait(struct pk_reader *r, int timeout_ms);
 
 void pk_reader_close(struct pk_reader *r);
 
+/* pk_reader_open_file_flags() flags */
+#define PK_READER_WRITABLE	0x1u	/* map read-write (see below) */
+
+/**
+ * pk_reader_open_file_flags() - pk_reader_open_file() with @flags.
+ * PK_READER_WRITABLE maps the file read-write, which needs write
+ * permission: pk_reader_wait() then registers as a waiter and sleeps until
+ * a writer wakes it, and pk_reader_clear() works.  A read-only reader's
+ * pk_reader_wait() sleeps in slices of at most 100 ms instead.  Neither
+ * kind writes anything but the header's waiter count and clear point.
+ * Context: any thread, not async-signal-safe.
+ * Return: a reader, or NULL with errno set.
+ */
+struct pk_reader *pk_reader_open_file_flags(const char *path, unsigned flags);
+
+/** What a reader knows about its store (pk_reader_info()). */
+struct pk_store_info {
+	uint64_t first_seq;		/* first seq this store (or its last clear) held */
+	uint64_t next_seq;		/* seq the next record will get */
+	uint64_t oldest_seq;		/* oldest record still in the store */
+	uint64_t clear_seq;		/* readers start here (pk_reader_clear) */
+	uint64_t lost;			/* records whose writer was overrun or died */
+	uint64_t reserve_failed;	/* reservations that found no slot */
+	uint64_t truncated;		/* records cut at PK_RECORD_MAX */
+	uint64_t refused;		/* calls refused (bad format) */
+	uint64_t data_size;		/* data ring bytes */
+	uint64_t desc_count;		/* descriptor ring entries */
+	uint64_t generation;		/* exclusive opens of a store file so far */
+	int64_t realtime_zero_ns;	/* CLOCK_REALTIME at CLOCK_MONOTONIC zero */
+	int32_t creator_pid;		/* last process to open the file exclusively */
+	int live;			/* a writer has the store open now */
+};
+
+/**
+ * pk_reader_info() - the store's header and counters, read now.
+ * Context: any thread.  Return: 0 or -EINVAL.
+ */
+int pk_reader_info(struct pk_reader *r, struct pk_store_info *info);
+
+/**
+ * pk_reader_tell() - the seq the next pk_reader_next() looks at first.  A
+ * record returned with a higher seq means the ones between were lost.
+ */
+uint64_t pk_reader_tell(const struct pk_reader *r);
+
+/**
+ * pk_reader_clear() - make readers opened from now on start after every
+ * record stored so far (dmesg -C).  Safe while writers run: a record
+ * stored after the call returns is always shown.
+ * Context: any thread.
+ * Return: 0; -EACCES for a reader opened read-only; -EINVAL.
+ */
+int pk_reader_clear(struct pk_reader *r);
+
 #ifdef __cplusplus
 }
 #endif

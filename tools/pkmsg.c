@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pkmsg - print or follow the records of a libprintk store file, as
+ * dmesg(1) does for the kernel's log.  See docs/man/pkmsg.1.
+ *
+ * The store file is untrusted input: the library validates it, pkmsg
+ * escapes control bytes in the text it prints for a terminal.
+ *
+ * Exit status: 0 success, 1 the file is missing, unreadable or not a
+ * store, 2 bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "format.h"
+#include "printk/printk.h"
+#include "printk/reader.h"
+#include "ringbuf.h"
+
+#define EXIT_NOSTORE	1
+#define EXIT_USAGE	2
+
+/* How long a dump waits for records in progress before it gives up. */
+#define SETTLE_MS	2000
+
+struct opts {
+	const char *path;
+	unsigned fmt;		/* enum pk_format | PK_FMT_F_* */
+	unsigned levels;	/* bit per level to print */
+	bool follow, follow_new, clear, stats;
+	bool have_since, have_tid;
+	uint64_t since;
+	uint32_t tid;
+};
+
+static const char *const level_names[] = { "emerg", "alert", "crit", "err",
+					    "warn", "notice", "info", "debug" };
+
+static void usage(FILE *f)
+{
+	fputs("Usage: pkmsg [options] [-F FILE]\n"
+	      "Print the records of a libprintk store file (default: $PK_BUFFER).\n"
+	      "\n"
+	      "  -F, --file FILE       the store file\n"
+	      "  -w, --follow          wait for new records\n"
+	      "  -W, --follow-new      wait for and print only new records\n"
+	      "  -l, --level LIST      only these levels: names or numbers, comma-separated;\n"
+	      "                        N-M is a range, err+ adds the more urgent levels,\n"
+	      "                        +err the less urgent ones\n"
+	      "      --since-seq N     start at sequence number N\n"
+	      "      --tid N           only records of thread N\n"
+	      "      --show-tid        print the thread id of each record\n"
+	      "  -T, --ctime           print human-readable dates\n"
+	      "  -d, --show-delta      print the time since the previous printed record\n"
+	      "  -r, --raw             kmsg format: prio,seq,ts_usec,flags;text\n"
+	      "  -J, --json            JSON Lines\n"
+	      "      --syslog          <prio>[  sec.usec] text, as dmesg -F reads\n"
+	      "      --stats           print the store's counters\n"
+	      "  -C, --clear           clear: readers start after the records stored so far\n"
+	      "  -h, --help            this text\n"
+	      "\n"
+	      "Levels: emerg alert crit err warn notice info debug (0-7).\n"
+	      "Exit status: 0 ok, 1 no such file or not a store, 2 bad usage.\n",
+	      f);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pkmsg: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'pkmsg --help'.\n");
+	return EXIT_USAGE;
+}
+
+/* A level name or digit.  The level, or -1. */
+static int one_level(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 1 && s[0] >= '0' && s[0] <= '7')
+		return s[0] - '0';
+	if (n == 7 && !strncasecmp(s, "warning", 7))
+		return 4;
+	for (i = 0; i < 8; i++)
+		if (strlen(level_names[i]) == n && !strncasecmp(s, level_names[i], n))
+			return (int)i;
+	return -1;
+}
+
+/* "err,warn", "0-3", "err+", "+warn".  Bit mask of levels, or 0. */
+static unsigned parse_levels(const char *list)
+{
+	unsigned mask = 0;
+	const char *p = list, *end, *dash;
+	int a, b, l;
+
+	while (*p) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		dash = memchr(p, '-', (size_t)(end - p));
+		if (end > p && *p == '+') {
+			l = one_level(p + 1, (size_t)(end - p - 1));
+			a = l;
+			b = 7;
+		} else if (end > p && end[-1] == '+') {
+			l = one_level(p, (size_t)(end - p - 1));
+			a = 0;
+			b = l;
+		} else if (dash) {
+			a = one_level(p, (size_t)(dash - p));
+			b = one_level(dash + 1, (size_t)(end - dash - 1));
+			l = a < 0 || b < 0 || a > b ? -1 : a;
+		} else {
+			l = a = b = one_level(p, (size_t)(end - p));
+		}
+		if (l < 0)
+			return 0;
+		for (l = a; l <= b; l++)
+			mask |= 1u << l;
+		p = *end ? end + 1 : end;
+	}
+	return mask;
+}
+
+static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const char *open_error(int err)
+{
+	switch (err) {
+	case EINVAL:	return "not a libprintk store, or corrupt";
+	case EPROTO:	return pk_strerror(-EPROTO);
+	default:	return strerror(err);
+	}
+}
+
+static void print_stats(const char *path, const struct pk_store_info *in)
+{
+	printf("file:             %s\n", path);
+	printf("format version:   %u\n", PK_RING_VERSION);
+	printf("live:             %s\n", in->live ? "yes" : "no");
+	printf("generation:       %llu\n", (unsigned long long)in->generation);
+	printf("last opener pid:  %d\n", (int)in->creator_pid);
+	printf("first seq:        %llu\n", (unsigned long long)in->first_seq);
+	printf("next seq:         %llu\n", (unsigned long long)in->next_seq);
+	printf("oldest seq:       %llu\n", (unsigned long long)in->oldest_seq);
+	printf("clear seq:        %llu\n", (unsigned long long)in->clear_seq);
+	printf("stored:           %llu\n", (unsigned long long)(in->next_seq - in->first_seq));
+	printf("overwritten:      %llu\n", (unsigned long long)(in->oldest_seq - in->first_seq));
+	printf("lost:             %llu\n", (unsigned long long)in->lost);
+	printf("reserve failed:   %llu\n", (unsigned long long)in->reserve_failed);
+	printf("truncated:        %llu\n", (unsigned long long)in->truncated);
+	printf("refused:          %llu\n", (unsigned long long)in->refused);
+	printf("data ring bytes:  %llu\n", (unsigned long long)in->data_size);
+	printf("descriptors:      %llu\n", (unsigned long long)in->desc_count);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static struct pk_reader *open_store(const struct opts *o)
+{
+	struct pk_reader *r;
+
+	if (o->clear)
+		return pk_reader_open_file_flags(o->path, PK_READER_WRITABLE);
+	if (o->follow) {
+		/* Writable lets the writers wake us; without permission, poll. */
+		r = pk_reader_open_file_flags(o->path, PK_READER_WRITABLE);
+		if (r || (errno != EACCES && errno != EPERM && errno != EROFS))
+			return r;
+	}
+	return pk_reader_open_file(o->path);
+}
+
+static int run(const struct opts *o)
+{
+	static char line[PK_FORMAT_MAX];
+	struct pk_format_opts fo = { .fmt = o->fmt };
+	struct pk_store_info info;
+	struct pk_record rec;
+	struct pk_reader *r;
+	uint64_t expect, dump_end, waited_since = 0;
+	size_t n;
+	int ret;
+
+	r = open_store(o);
+	if (!r) {
+		fprintf(stderr, "pkmsg: %s: %s\n", o->path, open_error(errno));
+		return EXIT_NOSTORE;
+	}
+	pk_reader_info(r, &info);
+	if (o->stats) {
+		print_stats(o->path, &info);
+		pk_reader_close(r);
+		return 0;
+	}
+	if (o->clear) {
+		ret = pk_reader_clear(r);
+		pk_reader_close(r);
+		if (ret < 0) {
+			fprintf(stderr, "pkmsg: %s: cannot clear: %s\n", o->path, strerror(-ret));
+			return EXIT_NOSTORE;
+		}
+		return 0;
+	}
+	fo.realtime_zero_ns = info.realtime_zero_ns;
+	if (o->follow_new)
+		pk_reader_seek(r, info.next_seq);
+	else if (o->have_since)
+		pk_reader_seek(r, o->since);
+	expect = pk_reader_tell(r);
+	dump_end = info.next_seq;
+
+	for (;;) {
+		ret = pk_reader_next(r, &rec);
+		if (ret < 0) {
+			fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
+			pk_reader_close(r);
+			return EXIT_NOSTORE;
+		}
+		if (ret > 0) {
+			waited_since = 0;
+			if (rec.seq > expect) {
+				n = pk__format_dropped(line, sizeof(line), rec.seq - expect, o->fmt);
+				fwrite(line, 1, n, stdout);
+			}
+			expect = rec.seq + 1;
+			if (!(o->levels & (1u << (rec.level & 7))))
+				continue;
+			if (o->have_tid && rec.tid != o->tid)
+				continue;
+			n = pk__format_record(line, sizeof(line), &rec, &fo);
+			fwrite(line, 1, n, stdout);
+			fo.prev_ts_ns = rec.ts_ns;
+			continue;
+		}
+		if (fflush(stdout) == EOF)
+			break;
+		if (o->follow) {
+			ret = pk_reader_wait(r, 1000);
+			if (ret < 0)
+				break;
+			/* A new writer may have reopened the store. */
+			pk_reader_info(r, &info);
+			fo.realtime_zero_ns = info.realtime_zero_ns;
+			continue;
+		}
+		/*
+		 * A dump of a live store: records stored before we started may
+		 * still be in progress.  Wait for them, within a bound (the
+		 * reader skips a record abandoned for a second by itself).
+		 */
+		if (pk_reader_tell(r) >= dump_end)
+			break;
+		pk_reader_info(r, &info);
+		if (!info.live)
+			break;
+		if (!waited_since)
+			waited_since = mono_ms();
+		else if (mono_ms() - waited_since > SETTLE_MS)
+			break;
+		pk_reader_wait(r, 50);
+	}
+	pk_reader_close(r);
+	if (ferror(stdout)) {
+		fprintf(stderr, "pkmsg: write error: %s\n", strerror(errno));
+		return EXIT_NOSTORE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SINCE = 256, OPT_TID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID };
+	static const struct option lopts[] = {
+		{ "file", required_argument, NULL, 'F' },
+		{ "follow", no_argument, NULL, 'w' },
+		{ "follow-new", no_argument, NULL, 'W' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "since-seq", required_argument, NULL, OPT_SINCE },
+		{ "tid", required_argument, NULL, OPT_TID },
+		{ "show-tid", no_argument, NULL, OPT_SHOW_TID },
+		{ "ctime", no_argument, NULL, 'T' },
+		{ "show-delta", no_argument, NULL, 'd' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "syslog", no_argument, NULL, OPT_SYSLOG },
+		{ "stats", no_argument, NULL, OPT_STATS },
+		{ "clear", no_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .fmt = PK_FMT_HUMAN, .levels = 0xff };
+	unsigned kind = PK_FMT_HUMAN, flags = 0;
+	int c, kinds = 0;
+	uint64_t v;
+
+	while ((c = getopt_long(argc, argv, "F:wWl:TdrJCh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'F': o.path = optarg; break;
+		case 'w': o.follow = true; break;
+		case 'W': o.follow = o.follow_new = true; break;
+		case 'l':
+			o.levels = parse_levels(optarg);
+			if (!o.levels)
+				return bad_usage("bad level list '%s'", optarg);
+			break;
+		case OPT_SINCE:
+			if (!parse_u64(optarg, UINT64_MAX, &o.since))
+				return bad_usage("bad sequence number '%s'", optarg);
+			o.have_since = true;
+			break;
+		case OPT_TID:
+			if (!parse_u64(optarg, UINT32_MAX, &v))
+				return bad_usage("bad thread id '%s'", optarg);
+			o.tid = (uint32_t)v;
+			o.have_tid = true;
+			break;
+		case OPT_SHOW_TID: flags |= PK_FMT_F_TID; break;
+		case 'T': flags |= PK_FMT_F_REALTIME; break;
+		case 'd': flags |= PK_FMT_F_DELTA; break;
+		case 'r': kind = PK_FMT_KMSG; kinds++; break;
+		case 'J': kind = PK_FMT_JSON; kinds++; break;
+		case OPT_SYSLOG: kind = PK_FMT_SYSLOG; kinds++; break;
+		case OPT_STATS: o.stats = true; break;
+		case 'C': o.clear = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'", argv[optind]);
+	if (kinds > 1)
+		return bad_usage("%s", "choose one of --raw, --json and --syslog");
+	if (o.clear + o.stats + o.follow > 1)
+		return bad_usage("%s", "--clear, --stats and --follow exclude each other");
+	if (!o.path) {
+		o.path = getenv("PK_BUFFER");
+		if (!o.path || !*o.path)
+			return bad_usage("%s", "no store file: give -F FILE or set PK_BUFFER");
+	}
+	/* Text from an untrusted file goes to a terminal: escape controls. */
+	o.fmt = kind | flags | PK_FMT_F_ESCAPE;
+	return run(&o);
+}
