@@ -248,6 +248,13 @@ static void take_over(struct pk_ring *ring, unsigned flags)
 	h->generation++;
 }
 
+/* Format a new store file; its creation is its first exclusive open. */
+static void format_new(void *mem, unsigned l2)
+{
+	pk__ring_format(mem, l2, 0);
+	((struct pk_ring_hdr *)mem)->generation = 1;
+}
+
 /* Open the existing store behind @fd for writing.  Consumes nothing. */
 static int open_existing(const char *path, int fd, unsigned l2, size_t size, unsigned flags,
 			 void **memp)
@@ -279,7 +286,7 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, uns
 		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (mem == MAP_FAILED)
 			return report(path, -errno, NULL);
-		pk__ring_format(mem, l2, 0);
+		format_new(mem, l2);
 		goto done;
 	}
 	ret = map_validated(fd, (size_t)st.st_size, true, &mem, &ring, &why);
@@ -348,7 +355,7 @@ static int create_new(const char *path, unsigned l2, size_t size, void **memp, i
 		ret = -errno;
 		goto fail;
 	}
-	pk__ring_format(mem, l2, 0);
+	format_new(mem, l2);
 	/* Nobody else can reach the file yet: this cannot fail for a conflict. */
 	ret = ofd_lock(fd, F_WRLCK, false);
 	if (ret < 0)
