@@ -18,4 +18,20 @@ void pk__flush_shutdown(void);
 /* In the child after fork(): reset locks and threads that did not survive. */
 void pk__flush_atfork_child(void);
 
+/*
+ * Print everything pending on every console from this thread, taking each
+ * console at @prio (EMERGENCY: at a record boundary; PANIC: by force if
+ * its owner is stuck).  Return: records printed.  Async-signal-safe.
+ */
+#include "conlock.h"
+int pk__flush_direct(enum pk__prio prio);
+/* The highest loglevel any console prints below (cached). */
+int pk__flush_max_loglevel(void);
+
+struct pk_console;
+/* A console was registered (thread mode starts its printer).  0 or -errno. */
+int pk__flush_console_added(struct pk_console *c);
+/* A console is about to go (thread mode stops its printer). */
+void pk__flush_console_removing(struct pk_console *c);
+
 #endif /* PK_FLUSH_H */

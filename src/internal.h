@@ -28,6 +28,7 @@ struct pk__thread {
 	int emergency;		/* pk_emergency_enter() depth */
 	int in_printk;		/* pk_printk() nesting on this thread */
 	bool open_valid;	/* this thread's newest record is OPEN */
+	bool printer;		/* a libprintk printer thread */
 	uint8_t open_level;
 	uint64_t open_seq;
 };
@@ -45,6 +46,10 @@ struct pk__global {
 };
 
 extern struct pk__global pk__g;
+
+/* vsnprintf.c: stb_sprintf, renamed */
+int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
+int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);
 
 /* printk.c */
 uint32_t pk__tid(void);

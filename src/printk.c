@@ -24,8 +24,6 @@
 #include "flush.h"
 #include "internal.h"
 
-int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
-
 struct pk__global pk__g = { .mem_fd = -1 };
 PK__TLS struct pk__thread pk__self;
 static PK__TLS bool in_init;

@@ -621,7 +621,7 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 }
 
 /* Is there something for a reader at @seq to do (a record or a gap)? */
-static bool has_readable(const struct pk_ring *ring, uint64_t seq)
+bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq)
 {
 	uint64_t head = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);
 	uint64_t d;
@@ -650,10 +650,10 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 	w = atomic_load_explicit(&h->wake, memory_order_acquire);
 	/*
 	 * LMM(wait:A): the seq_cst increment of waiters above and the seq_cst
-	 * loads in has_readable() pair with the seq_cst commit and the
+	 * loads in pk__ring_readable() pair with the seq_cst commit and the
 	 * seq_cst load of waiters in wake_readers() (wake:A).
 	 */
-	if (has_readable(ring, seq))
+	if (pk__ring_readable(ring, seq))
 		ret = 1;
 	else if (syscall(SYS_futex, &h->wake, FUTEX_WAIT, w, tsp, NULL, 0) == 0 ||
 		 errno == EAGAIN)
@@ -682,7 +682,7 @@ int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout
 		 * we do not register, so our only guarantee is the timeout.
 		 */
 		w = atomic_load_explicit(wake, memory_order_acquire);
-		if (has_readable(ring, seq))
+		if (pk__ring_readable(ring, seq))
 			return 1;
 		now = now_ns();
 		if (timeout_ms >= 0 && now >= deadline)

@@ -160,6 +160,9 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
  */
 uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
 
+/* Is there something for a reader at @seq to do now (a record or a gap)? */
+bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq);
+
 /* Wait up to @timeout_ms for seq_head to move past @seq.  1, 0 or -errno. */
 int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
 

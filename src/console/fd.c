@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fd.c - console driver: write(2) to a file descriptor.  The descriptor is
+ * not closed on release.  write(2) is async-signal-safe, so the same
+ * function serves as write_atomic.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+
+struct fd_ctx {
+	int fd;
+};
+
+static long fd_write(void *ctx, const char *buf, size_t len)
+{
+	ssize_t n = write(((struct fd_ctx *)ctx)->fd, buf, len);
+
+	return n < 0 ? -errno : n;
+}
+
+static void fd_release(void *ctx)
+{
+	free(ctx);
+}
+
+static const struct pk_console_ops fd_ops = {
+	.name = "fd",
+	.write = fd_write,
+	.write_atomic = fd_write,
+	.release = fd_release,
+};
+
+int pk_console_fd_make(int fd, struct pk_console_driver *out)
+{
+	struct fd_ctx *c;
+
+	if (fd < 0 || !out)
+		return -EINVAL;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = fd;
+	out->ops = &fd_ops;
+	out->ctx = c;
+	return 0;
+}

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * panic.c - emergency sections, pk_panic() and the crash handler.
+ *
+ * One thread at a time may panic or handle a crash: the first to set
+ * pk__panic_tid.  From then on normal printing stops (printer loops check
+ * pk__panicking() at every record boundary) and that thread prints every
+ * pending record to every console it can take: at a record boundary, or
+ * by force after PANIC_WAIT_NS when the owner is stuck inside write().
+ * After a takeover only write_atomic() is used; a console without one is
+ * skipped, since nothing can safely interrupt the stuck write().
+ *
+ * Everything here runs in signal handlers: only async-signal-safe calls,
+ * plus backtrace(), which is made safe by loading libgcc beforehand, and
+ * dladdr(), which is what crash reporters use to name frames.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "flush.h"
+#include "internal.h"
+#include "panic.h"
+
+_Atomic uint32_t pk__panic_tid;
+
+void pk_emergency_enter(void)
+{
+	pk__self.emergency++;
+}
+
+void pk_emergency_exit(void)
+{
+	if (pk__self.emergency > 0)
+		pk__self.emergency--;
+}
+
+/* Store one line as an emergency record without flushing. */
+static void store_line(const char *text, size_t len)
+{
+	if (pk__ensure_init() == 0)
+		pk__store(PK_EMERG, 0, text, len, NULL);
+}
+
+static int fmt_line(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = pk__stbsp_vsnprintf(buf, (int)size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	return (size_t)n < size ? n : (int)size - 1;
+}
+
+static void store_backtrace(int skip)
+{
+	void *frames[64];
+	char line[256];
+	Dl_info info;
+	int i, n = backtrace(frames, 64);
+
+	store_line("Call trace:", 11);
+	for (i = skip; i < n; i++) {
+		const char *sym = NULL, *obj = "?";
+		uintptr_t off = 0;
+
+		if (dladdr(frames[i], &info)) {
+			sym = info.dli_sname;
+			off = (uintptr_t)frames[i] - (uintptr_t)(sym ? info.dli_saddr : info.dli_fbase);
+			if (info.dli_fname) {
+				obj = strrchr(info.dli_fname, '/');
+				obj = obj ? obj + 1 : info.dli_fname;
+			}
+		}
+		store_line(line, (size_t)fmt_line(line, sizeof(line), " #%02d %p %s+0x%lx [%s]", i - skip,
+						 frames[i], sym ? sym : "?", (unsigned long)off, obj));
+	}
+}
+
+/* Become the one panicking thread.  false: another thread already is. */
+static bool panic_begin(uint32_t tid)
+{
+	uint32_t expect = 0;
+
+	return atomic_compare_exchange_strong_explicit(&pk__panic_tid, &expect, tid,
+						       memory_order_acq_rel, memory_order_acquire) ||
+	       expect == tid;
+}
+
+/* Another thread panics: give it time to print, then go down ourselves. */
+static void wait_for_other_panic(void)
+{
+	struct timespec ts = { 10, 0 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static void flush_everything(void)
+{
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+		return;
+	pk__ring_finalize_last(&pk__g.ring);
+	pk__flush_direct(PK_PRIO_PANIC);
+}
+
+_Noreturn void pk_panic(const char *fmt, ...)
+{
+	uint32_t tid = pk__tid();
+	char buf[PK_RECORD_MAX + 1], line[PK_RECORD_MAX + 64];
+	struct sigaction dfl;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt ? fmt : "(null)", ap);
+	va_end(ap);
+	n = n < 0 ? 0 : n < (int)sizeof(buf) ? n : (int)sizeof(buf) - 1;
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+
+	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid)
+		goto die;		/* panic while panicking: just go */
+	if (!panic_begin(tid)) {
+		/* Someone else panics: leave our reason in the store and wait. */
+		store_line(buf, (size_t)n);
+		wait_for_other_panic();
+		goto die;
+	}
+	pk__self.emergency++;
+	store_line(line, (size_t)fmt_line(line, sizeof(line), "Kernel panic - not syncing: %s", buf));
+	store_backtrace(1);
+	flush_everything();
+die:
+	/* The abort() below must not run our crash handler again. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGABRT, &dfl, NULL);
+	abort();
+}
+
+/* ---- crash handler ---- */
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV (segmentation fault)";
+	case SIGBUS: return "SIGBUS (bus error)";
+	case SIGILL: return "SIGILL (illegal instruction)";
+	case SIGFPE: return "SIGFPE (arithmetic exception)";
+	case SIGABRT: return "SIGABRT (abort)";
+	default: return "signal";
+	}
+}
+
+static void reraise(int sig)
+{
+	struct sigaction dfl;
+	sigset_t set;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	/*
+	 * A fault raised by an instruction faults again when we return, now
+	 * with the default action, and dumps core at the right place.  Other
+	 * signals (abort(), kill) need raising.
+	 */
+	raise(sig);
+}
+
+static void crash_handler(int sig, siginfo_t *si, void *uctx)
+{
+	uint32_t tid = pk__tid();
+	char line[256];
+	int saved = errno, l;
+
+	(void)uctx;
+	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid ||
+	    atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
+		/* A crash inside our own crash handling (or before init): go down. */
+		reraise(sig);
+		return;
+	}
+	if (!panic_begin(tid)) {
+		wait_for_other_panic();
+		reraise(sig);
+		return;
+	}
+	pk__self.emergency++;
+	l = fmt_line(line, sizeof(line), "Unable to handle %s at address %p in thread %u (code %d)",
+		     sig_name(sig), si ? si->si_addr : NULL, tid, si ? si->si_code : 0);
+	store_line(line, (size_t)l);
+	store_backtrace(1);
+	flush_everything();
+	errno = saved;
+	reraise(sig);
+}
+
+int pk_crash_handler_install(void)
+{
+	static char altstack[64 * 1024];
+	static _Atomic int stack_set;
+	struct sigaction sa;
+	stack_t ss;
+	void *warm[2];
+	size_t i;
+
+	/* backtrace() loads libgcc on first use: do that now, not in the handler. */
+	backtrace(warm, 2);
+	if (!atomic_exchange(&stack_set, 1)) {
+		memset(&ss, 0, sizeof(ss));
+		ss.ss_sp = altstack;
+		ss.ss_size = sizeof(altstack);
+		sigaltstack(&ss, NULL);	/* the installing thread survives stack overflow */
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = crash_handler;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++)
+		if (sigaction(crash_signals[i], &sa, NULL) < 0)
+			return -errno;
+	return 0;
+}
