@@ -101,10 +101,12 @@ static unsigned parse_levels(const char *list)
 	const char *p = list, *end, *dash;
 	int a, b, l;
 
-	while (*p) {
+	do {
 		end = strchr(p, ',');
 		if (!end)
 			end = p + strlen(p);
+		if (end == p)
+			return 0;	/* empty item */
 		dash = memchr(p, '-', (size_t)(end - p));
 		if (end > p && *p == '+') {
 			l = one_level(p + 1, (size_t)(end - p - 1));
@@ -125,8 +127,8 @@ static unsigned parse_levels(const char *list)
 			return 0;
 		for (l = a; l <= b; l++)
 			mask |= 1u << l;
-		p = *end ? end + 1 : end;
-	}
+		p = end + 1;
+	} while (*end);
 	return mask;
 }
 

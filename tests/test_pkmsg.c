@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pkmsg, the command: each output format, the filters, timestamps, gaps,
+ * --stats, -C while a writer runs, -w and -W following a live store, exit
+ * codes, and util-linux dmesg -F reading pkmsg --syslog output.
+ *
+ * The built pkmsg is PKMSG_PATH; dmesg is DMESG_PATH where CMake found it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#ifndef PKMSG_PATH
+#error "PKMSG_PATH must name the built pkmsg"
+#endif
+
+#define STORE_SIZE	(256u << 10)
+#define NMSG		16
+
+static char *g_store;		/* the main store, made once */
+static uint32_t g_tid_b;	/* the tid of its second thread */
+
+/* Run @argv (argv[0] is the program) with stdout and stderr captured. */
+static int run(const char *const argv[], char **out, char **err)
+{
+	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err");
+	int status, fd;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(opath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		dup2(fd, 1);
+		fd = open(epath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		dup2(fd, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	*out = tu_read_file(opath, NULL);
+	*err = tu_read_file(epath, NULL);
+	assert_non_null(*out);
+	assert_non_null(*err);
+	unlink(opath);
+	unlink(epath);
+	free(opath);
+	free(epath);
+	return WEXITSTATUS(status);
+}
+
+/* pkmsg ARGS... -F store: exit 0 and its stdout (caller frees). */
+#define PKMSG_OK(...)                                                                  \
+	({                                                                             \
+		const char *const argv_[] = { PKMSG_PATH, __VA_ARGS__, NULL };         \
+		char *o_, *e_;                                                         \
+		int rc_ = run(argv_, &o_, &e_);                                        \
+		if (rc_ != 0)                                                          \
+			fail_msg("pkmsg exited %d: %s", rc_, e_);                      \
+		free(e_);                                                              \
+		o_;                                                                    \
+	})
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Does @out hold a line containing @needle? */
+static bool has(const char *out, const char *needle)
+{
+	return strstr(out, needle) != NULL;
+}
+
+static void *thread_b(void *p)
+{
+	int i;
+
+	*(uint32_t *)p = (uint32_t)syscall(SYS_gettid);
+	for (i = 0; i < 3; i++)
+		pk_printk(PK_NOTICE, "thread-b %d\n", i);
+	return NULL;
+}
+
+static void init_store(const char *path, unsigned flags)
+{
+	struct pk_config cfg;
+
+	pk_config_init(&cfg);
+	cfg.buffer_path = path;
+	cfg.buffer_size = STORE_SIZE;
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT | flags;
+	assert_int_equal(pk_init(&cfg), 0);
+}
+
+/*
+ * The main store: seq 0..15 "msg i level i%8", 16..18 thread-b (notice),
+ * 19 a two-line record (info), 20 control and non-UTF-8 bytes (err).
+ */
+static int setup(void **state)
+{
+	pthread_t th;
+	int i;
+
+	(void)state;
+	g_store = tu_tmp_path("pkmsg");
+	init_store(g_store, 0);
+	for (i = 0; i < NMSG; i++)
+		pk_printk(i % 8, "msg %d level %d\n", i, i % 8);
+	pthread_create(&th, NULL, thread_b, &g_tid_b);
+	pthread_join(th, NULL);
+	pk_printk(PK_INFO, "line one\nline two\n");
+	pk_printk(PK_ERR, "esc \x1b[31m bs\\ tab\t hi\xff\n");
+	pk_shutdown();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(g_store);
+	free(g_store);
+	return 0;
+}
+
+static void test_human(void **state)
+{
+	char *out = PKMSG_OK("-F", g_store);
+	char line[64];
+	int i;
+
+	(void)state;
+	assert_int_equal(count_lines(out), NMSG + 3 + 2 + 1);
+	for (i = 0; i < NMSG; i++) {
+		snprintf(line, sizeof(line), "] msg %d level %d\n", i, i % 8);
+		assert_true(has(out, line));
+	}
+	assert_true(out[0] == '[');
+	assert_true(has(out, "] line one\n["));
+	assert_true(has(out, "] line two\n"));
+	/* Control bytes escaped, never raw; printable text untouched. */
+	assert_true(has(out, "] esc \\x1b[31m bs\\ tab\t hi\\xff\n"));
+	assert_null(strchr(out, '\x1b'));
+	free(out);
+}
+
+static void test_raw(void **state)
+{
+	char *out = PKMSG_OK("--raw", "-F", g_store);
+	unsigned long long seq, ts;
+	int prio, n = 0;
+	char flag;
+	const char *p;
+
+	(void)state;
+	assert_int_equal(count_lines(out), NMSG + 3 + 1 + 1);
+	for (p = out; *p; p = strchr(p, '\n') + 1) {
+		assert_int_equal(sscanf(p, "%d,%llu,%llu,%c;", &prio, &seq, &ts, &flag), 4);
+		assert_int_equal(seq, (unsigned long long)n);
+		if (n < NMSG)
+			assert_int_equal(prio, 8 + n % 8);	/* facility user */
+		assert_int_equal(flag, '-');
+		n++;
+	}
+	assert_true(has(out, ",-;msg 3 level 3\n"));
+	assert_true(has(out, ",-;line one\\x0aline two\n"));
+	assert_true(has(out, ",-;esc \\x1b[31m bs\\x5c tab\\x09 hi\\xff\n"));
+	free(out);
+}
+
+static void test_json(void **state)
+{
+	char *out = PKMSG_OK("--json", "-F", g_store);
+	char want[128];
+	const char *p;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(count_lines(out), NMSG + 5);
+	for (p = out; *p; p = strchr(p, '\n') + 1) {
+		snprintf(want, sizeof(want), "{\"seq\":%d,\"ts_us\":", n++);
+		assert_memory_equal(p, want, strlen(want));
+		assert_memory_equal(strchr(p, '\n') - 1, "}", 1);
+	}
+	assert_true(has(out, "\"level\":3,\"facility\":1,"));
+	assert_true(has(out, "\"text\":\"msg 3 level 3\"}"));
+	assert_true(has(out, "\"text\":\"line one\\nline two\"}"));
+	assert_true(has(out, "\"text\":\"esc \\u001b[31m bs\\\\ tab\\t hi\\ufffd\"}"));
+	snprintf(want, sizeof(want), "\"tid\":%u,\"text\":\"thread-b 0\"", g_tid_b);
+	assert_true(has(out, want));
+	free(out);
+	/* With -T the wall-clock time is added. */
+	out = PKMSG_OK("--json", "-T", "-F", g_store);
+	assert_true(has(out, "\"time_us\":"));
+	free(out);
+}
+
+static void test_syslog(void **state)
+{
+	char *out = PKMSG_OK("--syslog", "-F", g_store);
+
+	(void)state;
+	assert_int_equal(count_lines(out), NMSG + 3 + 2 + 1);
+	assert_memory_equal(out, "<8>[", 4);
+	assert_true(has(out, "\n<11>["));
+	assert_true(has(out, "] msg 3 level 3\n<12>["));
+	assert_true(has(out, "\n<13>["));	/* thread-b, notice */
+	free(out);
+}
+
+/* Which "msg i" lines does @out hold?  Bit i. */
+static unsigned msgs_in(const char *out)
+{
+	unsigned mask = 0;
+	char want[32];
+	int i;
+
+	for (i = 0; i < NMSG; i++) {
+		snprintf(want, sizeof(want), "msg %d level", i);
+		if (has(out, want))
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+static unsigned levels_mask(unsigned levels)
+{
+	unsigned m = 0;
+	int i;
+
+	for (i = 0; i < NMSG; i++)
+		if (levels & (1u << (i % 8)))
+			m |= 1u << i;
+	return m;
+}
+
+static void test_level_filter(void **state)
+{
+	static const struct { const char *list; unsigned levels; } cases[] = {
+		{ "err,warn", 0x18 }, { "0-2", 0x07 }, { "err+", 0x0f }, { "+notice", 0xe0 },
+		{ "warning", 0x10 }, { "7", 0x80 }, { "EMERG,debug", 0x81 }, { "crit-info", 0x7c },
+	};
+	static const char *const bad[] = { "bogus", "5-2", "8", "", "err,", "err++" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__ARRAY_SIZE(cases); i++) {
+		char *out = PKMSG_OK("--level", cases[i].list, "-F", g_store);
+
+		assert_int_equal(msgs_in(out), levels_mask(cases[i].levels));
+		/* thread-b records are notice (5). */
+		assert_int_equal(has(out, "thread-b 0"), (cases[i].levels >> 5) & 1);
+		free(out);
+	}
+	for (i = 0; i < PK__ARRAY_SIZE(bad); i++) {
+		const char *const argv[] = { PKMSG_PATH, "-l", bad[i], "-F", g_store, NULL };
+		char *o, *e;
+
+		assert_int_equal(run(argv, &o, &e), 2);
+		assert_string_equal(o, "");
+		assert_true(has(e, "bad level list"));
+		free(o);
+		free(e);
+	}
+}
+
+static void test_seq_and_tid_filters(void **state)
+{
+	char *out, want[32];
+
+	(void)state;
+	out = PKMSG_OK("--raw", "--since-seq", "10", "-F", g_store);
+	assert_int_equal(count_lines(out), NMSG + 5 - 10);
+	assert_memory_equal(out, "10,10,", 6);	/* msg 10: level 2, user */
+	free(out);
+	out = PKMSG_OK("--since-seq", "1000", "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
+
+	snprintf(want, sizeof(want), "%u", g_tid_b);
+	out = PKMSG_OK("--tid", want, "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	assert_true(has(out, "] thread-b 0\n"));
+	assert_true(has(out, "] thread-b 2\n"));
+	free(out);
+	out = PKMSG_OK("--tid", want, "--show-tid", "-F", g_store);
+	snprintf(want, sizeof(want), "] [T%u] thread-b 1\n", g_tid_b);
+	assert_true(has(out, want));
+	free(out);
+}
+
+static void test_timestamps(void **state)
+{
+	char *out, wd[8], mon[8];
+	int day, h, m, s, year;
+	unsigned long sec, usec, dsec, dusec;
+
+	(void)state;
+	out = PKMSG_OK("-T", "-F", g_store);
+	assert_int_equal(sscanf(out, "[%3s %3s %d %d:%d:%d %d] msg 0 level 0", wd, mon, &day, &h, &m,
+				&s, &year), 7);
+	assert_true(year >= 2024);
+	free(out);
+	out = PKMSG_OK("-d", "-F", g_store);
+	assert_int_equal(sscanf(out, "[%lu.%lu <%lu.%lu>] msg 0 level 0", &sec, &usec, &dsec, &dusec),
+			 4);
+	assert_int_equal(dsec, 0);
+	assert_int_equal(dusec, 0);	/* the first record has no predecessor */
+	free(out);
+}
+
+static void test_stats(void **state)
+{
+	char *out = PKMSG_OK("--stats", "-F", g_store);
+
+	(void)state;
+	assert_true(has(out, "live:             no\n"));
+	assert_true(has(out, "next seq:         21\n"));
+	assert_true(has(out, "stored:           21\n"));
+	assert_true(has(out, "overwritten:      0\n"));
+	assert_true(has(out, "generation:       1\n"));
+	free(out);
+}
+
+static void expect_exit(int code, const char *in_err, const char *const argv[])
+{
+	char *o, *e;
+
+	assert_int_equal(run(argv, &o, &e), code);
+	if (!has(e, in_err))
+		fail_msg("stderr '%s' lacks '%s'", e, in_err);
+	free(o);
+	free(e);
+}
+
+static void test_exit_codes(void **state)
+{
+	char *junk = tu_tmp_path("junk"), *old = tu_tmp_path("v2"), *s;
+	uint32_t v2 = PK_RING_VERSION + 1;
+	FILE *f;
+	int i;
+
+	(void)state;
+	f = fopen(junk, "w");
+	for (i = 0; i < 1000; i++)
+		fputs("not a store ", f);
+	fclose(f);
+	s = tu_read_file(g_store, NULL);
+	f = fopen(old, "w");
+	fwrite(s, 1, pk__ring_region_size(pk__ring_data_log2_for(STORE_SIZE)), f);
+	fclose(f);
+	free(s);
+	f = fopen(old, "r+");
+	fseek(f, offsetof(struct pk_ring_hdr, version), SEEK_SET);
+	fwrite(&v2, sizeof(v2), 1, f);
+	fclose(f);
+
+	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "/nonexistent/x", NULL });
+	expect_exit(1, "not a libprintk store", (const char *const[]){ PKMSG_PATH, "-F", junk, NULL });
+	expect_exit(1, "another format version", (const char *const[]){ PKMSG_PATH, "-F", old, NULL });
+	expect_exit(1, "not a libprintk store", (const char *const[]){ PKMSG_PATH, "-F", "/dev/null", NULL });
+	expect_exit(2, "unrecognized", (const char *const[]){ PKMSG_PATH, "--bogus", NULL });
+	expect_exit(2, "unexpected argument", (const char *const[]){ PKMSG_PATH, "-F", junk, "x", NULL });
+	expect_exit(2, "bad sequence", (const char *const[]){ PKMSG_PATH, "--since-seq", "-1", NULL });
+	expect_exit(2, "bad thread", (const char *const[]){ PKMSG_PATH, "--tid", "x", NULL });
+	expect_exit(2, "choose one", (const char *const[]){ PKMSG_PATH, "--raw", "--json", NULL });
+	unsetenv("PK_BUFFER");
+	expect_exit(2, "no store file", (const char *const[]){ PKMSG_PATH, NULL });
+	expect_exit(0, "", (const char *const[]){ PKMSG_PATH, "--help", NULL });
+
+	/* Without -F, PK_BUFFER names the store. */
+	setenv("PK_BUFFER", g_store, 1);
+	{
+		char *a = PKMSG_OK("--raw"), *b = PKMSG_OK("--raw", "-F", g_store);
+
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+	}
+	unsetenv("PK_BUFFER");
+	unlink(junk);
+	unlink(old);
+	free(junk);
+	free(old);
+}
+
+/* A record whose writer died before committing shows as a gap. */
+static void test_dropped_line(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-gap"), *out;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		init_store(path, 0);
+		pk_printk(PK_INFO, "before\n");
+		atomic_fetch_add(&pk__g.ring.h->seq_head, 2);	/* two writers died */
+		pk_printk(PK_INFO, "after\n");
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	out = PKMSG_OK("-F", path);
+	assert_true(has(out, "] before\n** 2 printk messages dropped **\n["));
+	assert_true(has(out, "] after\n"));
+	free(out);
+	out = PKMSG_OK("--json", "-F", path);
+	assert_true(has(out, "\"text\":\"before\"}\n{\"dropped\":2}\n{\"seq\":3,"));
+	free(out);
+	unlink(path);
+	free(path);
+}
+
+struct writer {
+	_Atomic bool stop;
+	_Atomic uint64_t n;
+};
+
+/*
+ * At most STORM_MAX records, so that CLEAR_STORE never wraps (a wrap would
+ * drop records legitimately); paced so that it is still running while
+ * pkmsg -C runs on any ordinary machine (the test holds either way).
+ */
+#define STORM_MAX	40000
+#define CLEAR_STORE	(6u << 20)
+
+static void *storm(void *p)
+{
+	struct writer *w = p;
+
+	while (!atomic_load(&w->stop) && atomic_load(&w->n) < STORM_MAX) {
+		pk_printk(PK_INFO, "storm %llu\n", (unsigned long long)atomic_load(&w->n));
+		atomic_fetch_add(&w->n, 1);
+		usleep(5);
+	}
+	return NULL;
+}
+
+static uint64_t next_seq(void)
+{
+	struct pk_stats st;
+
+	assert_int_equal(pk_stats_get(&st), 0);
+	return st.next_seq;
+}
+
+/* -C while a writer runs: older records vanish for new readers, none after. */
+static void test_clear_while_writing(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-clear"), *out;
+	struct writer w = { false, 0 };
+	unsigned long long seq, prev = 0, first = 0;
+	uint64_t s0, s1;
+	pthread_t th;
+	const char *p;
+	int prio, n = 0;
+
+	struct pk_config cfg;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.buffer_path = path;
+	cfg.buffer_size = CLEAR_STORE;
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_int_equal(pthread_create(&th, NULL, storm, &w), 0);
+	while (atomic_load(&w.n) < 200)
+		usleep(1000);
+	s0 = next_seq();
+	free(PKMSG_OK("-C", "-F", path));
+	s1 = next_seq();
+	while (atomic_load(&w.n) < s1 + 200 && atomic_load(&w.n) < STORM_MAX)
+		usleep(1000);
+	atomic_store(&w.stop, true);
+	pthread_join(th, NULL);
+	out = PKMSG_OK("--stats", "-F", path);
+	assert_true(has(out, "overwritten:      0\n"));
+	free(out);
+
+	out = PKMSG_OK("--raw", "-F", path);
+	for (p = out; *p; p = strchr(p, '\n') + 1) {
+		assert_int_equal(sscanf(p, "%d,%llu,", &prio, &seq), 2);
+		if (n++ == 0)
+			first = seq;
+		else
+			assert_int_equal(seq, prev + 1);	/* nothing missing */
+		prev = seq;
+	}
+	assert_true(first >= s0);	/* cleared ones are gone */
+	assert_true(first <= s1);	/* nothing stored after -C is */
+	assert_int_equal(prev + 1, next_seq());
+	free(out);
+	out = PKMSG_OK("--stats", "-F", path);
+	assert_true(has(out, "live:             yes\n"));
+	free(out);
+	pk_shutdown();
+	unlink(path);
+	free(path);
+}
+
+/* Start pkmsg ARGS with stdout on a pipe.  Return its pid; *fd the pipe. */
+static pid_t spawn(const char *const argv[], int *fd)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[1]);
+	*fd = p[0];
+	return pid;
+}
+
+/* Read from @fd into @buf until it holds @needle.  60 s: a hang guard. */
+static void read_until(int fd, char *buf, size_t size, size_t *len, const char *needle)
+{
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	uint64_t end = tu_now_ns() + 60000000000ull;
+	ssize_t n;
+
+	while (!strstr(buf, needle)) {
+		if (tu_now_ns() > end)
+			fail_msg("pkmsg did not print '%s'; got '%s'", needle, buf);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf + *len, size - *len - 1);
+		if (n <= 0)
+			fail_msg("pkmsg ended before printing '%s'", needle);
+		*len += (size_t)n;
+		buf[*len] = '\0';
+	}
+}
+
+static void stop(pid_t pid, int fd)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	close(fd);
+}
+
+static void test_follow(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-follow");
+	static char buf[1 << 16];
+	size_t len = 0;
+	char want[32];
+	const char *p;
+	pid_t pid;
+	int fd, i;
+
+	(void)state;
+	init_store(path, 0);
+	pk_printk(PK_INFO, "before\n");
+	pid = spawn((const char *const[]){ PKMSG_PATH, "-w", "-F", path, NULL }, &fd);
+	buf[0] = '\0';
+	read_until(fd, buf, sizeof(buf), &len, "] before\n");
+	for (i = 0; i < 50; i++)
+		pk_printk(PK_INFO, "follow %d\n", i);
+	read_until(fd, buf, sizeof(buf), &len, "] follow 49\n");
+	for (i = 0, p = buf; i < 50; i++) {
+		snprintf(want, sizeof(want), "] follow %d\n", i);
+		p = strstr(p, want);
+		assert_non_null(p);	/* all of them, in order */
+	}
+	stop(pid, fd);
+
+	/* -W: only what comes after it started. */
+	len = 0;
+	buf[0] = '\0';
+	pid = spawn((const char *const[]){ PKMSG_PATH, "-W", "-F", path, NULL }, &fd);
+	for (i = 0; i < 6000 && !strstr(buf, "] new "); i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		pk_printk(PK_INFO, "new %d\n", i);
+		if (poll(&pfd, 1, 10) > 0 && (n = read(fd, buf + len, sizeof(buf) - len - 1)) > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+		}
+	}
+	read_until(fd, buf, sizeof(buf), &len, "] new ");
+	assert_null(strstr(buf, "before"));
+	assert_null(strstr(buf, "follow"));
+	stop(pid, fd);
+	pk_shutdown();
+	unlink(path);
+	free(path);
+}
+
+/* util-linux dmesg -F reads what pkmsg --syslog writes. */
+static void test_dmesg_reads_syslog(void **state)
+{
+#ifdef DMESG_PATH
+	char *sl = tu_tmp_path("syslog"), *out, *dm, *human;
+	char want[64];
+	static const char *const names[] = { "emerg", "alert", "crit", "err",
+					     "warn", "notice", "info", "debug" };
+	FILE *f;
+	int i;
+
+	(void)state;
+	out = PKMSG_OK("--syslog", "-F", g_store);
+	f = fopen(sl, "w");
+	fputs(out, f);
+	fclose(f);
+	free(out);
+
+	/* Same lines as pkmsg's own human output, timestamps included. */
+	{
+		const char *const argv[] = { DMESG_PATH, "-F", sl, "--color=never", NULL };
+		char *e;
+
+		assert_int_equal(run(argv, &dm, &e), 0);
+		free(e);
+	}
+	human = PKMSG_OK("-F", g_store);
+	assert_string_equal(dm, human);
+	free(dm);
+	free(human);
+
+	/* Levels and facility decoded by dmesg itself. */
+	{
+		const char *const argv[] = { DMESG_PATH, "-F", sl, "-x", "--notime", "--color=never",
+					     NULL };
+		char *e;
+
+		assert_int_equal(run(argv, &dm, &e), 0);
+		free(e);
+	}
+	for (i = 0; i < NMSG; i++) {
+		snprintf(want, sizeof(want), "user  :%-6s: msg %d level %d\n", names[i % 8], i, i % 8);
+		if (!has(dm, want))
+			fail_msg("dmesg -x output lacks '%s':\n%s", want, dm);
+	}
+	assert_true(has(dm, "user  :notice: thread-b 0\n"));
+	free(dm);
+	unlink(sl);
+	free(sl);
+#else
+	(void)state;
+	skip();
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_human),
+		cmocka_unit_test(test_raw),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_syslog),
+		cmocka_unit_test(test_level_filter),
+		cmocka_unit_test(test_seq_and_tid_filters),
+		cmocka_unit_test(test_timestamps),
+		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_dropped_line),
+		cmocka_unit_test(test_clear_while_writing),
+		cmocka_unit_test(test_follow),
+		cmocka_unit_test(test_dmesg_reads_syslog),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
