@@ -49,7 +49,11 @@ int pk__parse_size(const char *s, size_t *out)
 	return 0;
 }
 
-/* A level as a digit or a name ("err", "warning", ...). */
+/*
+ * A console loglevel: a digit 0-8 as the kernel's console_loglevel
+ * (records with a smaller level are printed), or a level name meaning
+ * "this level and everything more severe" ("err" is loglevel 4).
+ */
 int pk__parse_level(const char *s, int *level)
 {
 	static const char *const names[] = { "emerg", "alert", "crit", "err",
@@ -62,7 +66,7 @@ int pk__parse_level(const char *s, int *level)
 	}
 	for (i = 0; i < PK__ARRAY_SIZE(names); i++) {
 		if (!strncasecmp(s, names[i], strlen(names[i]))) {
-			*level = (int)i;
+			*level = (int)i + 1;
 			return 0;
 		}
 	}
@@ -112,6 +116,8 @@ void pk_config_init(struct pk_config *cfg)
 	}
 	if ((v = getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_BUFFER_CLEAR;
+	if ((v = getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
+		cfg->flags |= PK_CFG_CRASH_HANDLER;
 	if ((v = getenv("PK_BUDGET_US")) && *v) {
 		char *end;
 		unsigned long b = strtoul(v, &end, 10);

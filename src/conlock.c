@@ -111,6 +111,11 @@ bool pk__cl_trylock(struct pk__conlock *l, uint32_t tid, bool budget)
 						       memory_order_seq_cst, memory_order_relaxed);
 }
 
+bool pk__cl_has_waiter(const struct pk__conlock *l)
+{
+	return cl_waiter(atomic_load_explicit(&l->word, memory_order_relaxed)) != 0;
+}
+
 bool pk__cl_held_by(const struct pk__conlock *l, uint32_t tid)
 {
 	return cl_owner(atomic_load_explicit(&l->word, memory_order_relaxed)) == (tid & CL_TID_MASK);

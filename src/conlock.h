@@ -74,6 +74,9 @@ bool pk__cl_record_end(struct pk__conlock *l);
 /* Release (handing over to a waiter if one appeared). */
 void pk__cl_unlock(struct pk__conlock *l, uint32_t tid);
 
+/* Is a caller waiting for a handoff right now? */
+bool pk__cl_has_waiter(const struct pk__conlock *l);
+
 /* Does @tid hold it? */
 bool pk__cl_held_by(const struct pk__conlock *l, uint32_t tid);
 

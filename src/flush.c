@@ -545,6 +545,11 @@ void pk__flush_atfork_child(void)
 	}
 }
 
+bool pk__flush_waiter_present(void)
+{
+	return pk__cl_has_waiter(&F.lock);
+}
+
 int pk_flush_stats_get(struct pk_flush_stats *st)
 {
 	if (!st)

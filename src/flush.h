@@ -5,6 +5,7 @@
 #ifndef PK_FLUSH_H
 #define PK_FLUSH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "printk/printk.h"
@@ -27,6 +28,9 @@ void pk__flush_atfork_child(void);
 int pk__flush_direct(enum pk__prio prio);
 /* The highest loglevel any console prints below (cached). */
 int pk__flush_max_loglevel(void);
+
+/* Handoff mode: is a caller waiting for the console lock?  (tests, bench) */
+bool pk__flush_waiter_present(void);
 
 struct pk_console;
 /* A console was registered (thread mode starts its printer).  0 or -errno. */

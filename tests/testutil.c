@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -127,4 +128,72 @@ char *tu_read_file(const char *path, size_t *lenp)
 	if (lenp)
 		*lenp = len;
 	return buf;
+}
+
+static long capture_write(void *ctx, const char *buf, size_t len)
+{
+	struct tu_capture *c = ctx;
+
+	if (c->hook)
+		c->hook(c);
+	if (c->delay_us)
+		usleep(c->delay_us);
+	pthread_mutex_lock(&c->lock);
+	if (c->len + len + 1 > c->cap) {
+		c->cap = (c->len + len + 1) * 2;
+		c->buf = realloc(c->buf, c->cap);
+	}
+	memcpy(c->buf + c->len, buf, len);
+	c->len += len;
+	c->buf[c->len] = '\0';
+	if (c->writes == c->tcap) {
+		c->tcap = c->tcap ? c->tcap * 2 : 1024;
+		c->tids = realloc(c->tids, c->tcap * sizeof(*c->tids));
+	}
+	c->tids[c->writes++] = (uint32_t)syscall(SYS_gettid);
+	pthread_mutex_unlock(&c->lock);
+	return (long)len;
+}
+
+const struct pk_console_ops tu_capture_ops = {
+	.name = "capture",
+	.write = capture_write,
+};
+
+struct tu_capture *tu_capture_new(unsigned delay_us)
+{
+	struct tu_capture *c = calloc(1, sizeof(*c));
+
+	pthread_mutex_init(&c->lock, NULL);
+	c->delay_us = delay_us;
+	return c;
+}
+
+char *tu_capture_text(struct tu_capture *c)
+{
+	char *s;
+
+	pthread_mutex_lock(&c->lock);
+	s = strdup(c->buf ? c->buf : "");
+	pthread_mutex_unlock(&c->lock);
+	return s;
+}
+
+void tu_capture_free(struct tu_capture *c)
+{
+	free(c->buf);
+	free(c->tids);
+	free(c);
+}
+
+size_t tu_count(const char *s, const char *needle)
+{
+	size_t n = 0;
+	const char *p = s;
+
+	while ((p = strstr(p, needle))) {
+		n++;
+		p += strlen(needle);
+	}
+	return n;
 }

@@ -28,6 +28,30 @@ char *tu_tmp_path(const char *tag);
 char *tu_read_file(const char *path, size_t *len);
 
 /*
+ * A console that keeps what it is given, for tests: the text, and for each
+ * write the thread that made it.  @delay_us: each write takes this long
+ * (a slow line).  @hook: called at the start of each write.
+ */
+#include <pthread.h>
+#include "printk/console.h"
+struct tu_capture {
+	pthread_mutex_t lock;
+	char *buf;
+	size_t len, cap;
+	uint32_t *tids;
+	size_t writes, tcap;
+	unsigned delay_us;
+	void (*hook)(struct tu_capture *cap);
+};
+extern const struct pk_console_ops tu_capture_ops;
+struct tu_capture *tu_capture_new(unsigned delay_us);
+/* Copy of the text so far (caller frees). */
+char *tu_capture_text(struct tu_capture *cap);
+void tu_capture_free(struct tu_capture *cap);
+/* Number of lines in @s containing @needle. */
+size_t tu_count(const char *s, const char *needle);
+
+/*
  * TU_CHECK: an assertion for threads other than the test's own (cmocka's
  * assert_* must run on the thread that runs the test).  Aborts loudly.
  */

@@ -97,7 +97,7 @@ struct pk_config {
  *
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE (bytes, k/m/g suffix), PK_BUFFER_CLEAR,
- * PK_BUDGET_US.  A malformed variable is reported once on stderr and the
+ * PK_BUDGET_US, PK_CRASH_HANDLER=1.  A malformed variable is reported once on stderr and the
  * default is kept.
  *
  * Context: any thread, not async-signal-safe (reads the environment).

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Consoles: registration, per-console progress, loglevel and format,
+ * drop notices, counters, the built-in drivers and PK_CONSOLE.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+static int init_mode(enum pk_mode mode, size_t size)
+{
+	struct pk_config cfg;
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = mode;
+	cfg.buffer_size = size;
+	return pk_init(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_shutdown();
+	return 0;
+}
+
+/* Every mode prints every record, in order, in the human format. */
+static void run_basic(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	struct pk_console_stats st;
+	char *text, want[64];
+	int i;
+
+	assert_int_equal(init_mode(mode, 256 << 10), 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	assert_non_null(con);
+	for (i = 0; i < 100; i++)
+		pk_info("line %d\n", i);
+	pk_debug("debug is below the default console_loglevel\n");
+	assert_int_equal(pk_flush(10000), 0);
+	text = tu_capture_text(cap);
+	for (i = 0; i < 100; i++) {
+		snprintf(want, sizeof(want), "] line %d\n", i);
+		assert_non_null(strstr(text, want));
+	}
+	assert_null(strstr(text, "debug"));
+	assert_true(text[0] == '[' && text[13] == ']');
+	assert_int_equal(tu_count(text, "\n"), 100);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(st.records, 100);
+	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.bytes, strlen(text));
+	assert_int_equal(st.next_seq, 101);
+	free(text);
+	assert_int_equal(pk_console_unregister(con), 0);
+	assert_int_equal(pk_console_unregister(con), -EINVAL);
+	tu_capture_free(cap);
+}
+
+static void test_basic_legacy(void **state) { (void)state; run_basic(PK_MODE_LEGACY); }
+static void test_basic_handoff(void **state) { (void)state; run_basic(PK_MODE_HANDOFF); }
+static void test_basic_thread(void **state) { (void)state; run_basic(PK_MODE_THREAD); }
+
+/* Formats, loglevels, and a console registered late prints the backlog. */
+static void test_format_loglevel_backlog(void **state)
+{
+	struct tu_capture *a = tu_capture_new(0), *b = tu_capture_new(0);
+	struct pk_console *ca, *cb;
+	char *ta, *tb;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_HANDOFF, 256 << 10), 0);
+	pk_err("early error\n");
+	pk_info("early info\n");
+	ca = pk_console_register(&tu_capture_ops, a, PK_ERR + 1);	/* errors and worse */
+	cb = pk_console_register(&tu_capture_ops, b, 8);			/* everything */
+	assert_non_null(ca);
+	assert_non_null(cb);
+	assert_int_equal(pk_console_set_format(cb, PK_FMT_KMSG), 0);
+	assert_int_equal(pk_console_set_format(cb, 77), -EINVAL);
+	pk_debug("late debug\n");
+	pk_printk(PK_INFO, "tab\there\n");
+	assert_int_equal(pk_flush(5000), 0);
+	ta = tu_capture_text(a);
+	tb = tu_capture_text(b);
+	assert_non_null(strstr(ta, "early error"));
+	assert_null(strstr(ta, "early info"));
+	assert_null(strstr(ta, "late debug"));
+	/* kmsg: prio,seq,usec,flags;text with escapes */
+	assert_non_null(strstr(tb, "11,0,"));
+	assert_non_null(strstr(tb, ",-;early error\n"));
+	assert_non_null(strstr(tb, "15,2,"));
+	assert_non_null(strstr(tb, "tab\\x09here"));
+	free(ta);
+	free(tb);
+	assert_int_equal(pk_console_set_loglevel(ca, 9), -EINVAL);
+	pk_console_unregister(ca);
+	pk_console_unregister(cb);
+	tu_capture_free(a);
+	tu_capture_free(b);
+}
+
+/* Records overwritten before a console printed them become one notice. */
+static int block_fd[2];
+
+static void wait_gate(struct tu_capture *cap)
+{
+	char c;
+
+	(void)cap;
+	if (read(block_fd[0], &c, 1) != 1)
+		abort();
+}
+
+static void test_drop_notice(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	struct pk_console_stats st;
+	char *text;
+	int i;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_THREAD, 16 << 10), 0);
+	assert_int_equal(pipe(block_fd), 0);
+	cap->hook = wait_gate;
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_info("first\n");
+	usleep(50000);		/* the printer is now blocked inside write() */
+	for (i = 0; i < 2000; i++)
+		pk_info("filler %d that takes some room in the store\n", i);
+	cap->hook = NULL;
+	assert_int_equal(write(block_fd[1], "x", 1), 1);
+	assert_int_equal(pk_flush(10000), 0);
+	text = tu_capture_text(cap);
+	assert_non_null(strstr(text, "first"));
+	assert_non_null(strstr(text, " printk messages dropped **\n"));
+	assert_non_null(strstr(text, "filler 1999 "));
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_true(st.dropped > 1000);
+	/* Completeness: every record printed, filtered or reported dropped. */
+	assert_int_equal(st.records + st.skipped + st.dropped, 2001);
+	free(text);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+	close(block_fd[0]);
+	close(block_fd[1]);
+}
+
+static void test_file_fd_throttle_drivers(void **state)
+{
+	char *path = tu_tmp_path("con-file"), *text;
+	struct pk_console_driver drv, thr;
+	struct pk_console *c1, *c2;
+	int fds[2];
+	char buf[4096];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_LEGACY, 64 << 10), 0);
+	assert_int_equal(pk_console_file_make(path, PK_FILE_FSYNC, &drv), 0);
+	assert_int_equal(pk_console_throttle_make(&drv, 100000, &thr), 0);
+	c1 = pk_console_register_driver(&thr, -1);
+	assert_non_null(c1);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(pk_console_fd_make(fds[1], &drv), 0);
+	c2 = pk_console_register_driver(&drv, -1);
+	assert_non_null(c2);
+	pk_warn("to file and pipe\n");
+	assert_int_equal(pk_flush(5000), 0);
+	text = tu_read_file(path, NULL);
+	assert_non_null(strstr(text, "to file and pipe"));
+	free(text);
+	n = read(fds[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "to file and pipe"));
+	pk_console_unregister(c1);
+	pk_console_unregister(c2);
+	close(fds[0]);
+	close(fds[1]);
+	/* Bad arguments. */
+	assert_int_equal(pk_console_file_make("/nonexistent-dir/x", 0, &drv), -ENOENT);
+	assert_int_equal(pk_console_file_make(path, 0x80, &drv), -EINVAL);
+	assert_int_equal(pk_console_fd_make(-1, &drv), -EINVAL);
+	assert_int_equal(pk_console_throttle_make(NULL, 10, &thr), -EINVAL);
+	assert_null(pk_console_register(NULL, NULL, -1));
+	unlink(path);
+	free(path);
+}
+
+/* A console whose write fails is counted, and the others go on. */
+static long failing_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	return -EIO;
+}
+
+static const struct pk_console_ops failing_ops = { .name = "failing", .write = failing_write };
+
+static void test_write_errors(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *bad, *good;
+	struct pk_console_stats st;
+	char *text;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_HANDOFF, 64 << 10), 0);
+	bad = pk_console_register(&failing_ops, NULL, -1);
+	good = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_info("one\n");
+	pk_info("two\n");
+	assert_int_equal(pk_flush(5000), 0);
+	assert_int_equal(pk_console_stats_get(bad, &st), 0);
+	assert_int_equal(st.write_errors, 2);
+	text = tu_capture_text(cap);
+	assert_non_null(strstr(text, "two"));
+	free(text);
+	pk_console_unregister(bad);
+	pk_console_unregister(good);
+	tu_capture_free(cap);
+}
+
+static void test_spec(void **state)
+{
+	char *path = tu_tmp_path("con-spec"), spec[600], *text;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_HANDOFF, 64 << 10), 0);
+	snprintf(spec, sizeof(spec), "file:%s@err%%200000,bogus,fd:notanumber,fd:999,stdout@zzz,,", path);
+	/* Only the file console is valid; the rest are reported and skipped. */
+	assert_int_equal(pk_console_register_spec(spec), 1);
+	pk_err("an error\n");
+	pk_info("not shown\n");
+	assert_int_equal(pk_flush(5000), 0);
+	text = tu_read_file(path, NULL);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "an error"));
+	assert_null(strstr(text, "not shown"));
+	free(text);
+	pk_shutdown();
+	/* Through the environment. */
+	setenv("PK_CONSOLE", "nonsense:1", 1);
+	assert_int_equal(pk_info("nobody hears this\n"), 17);	/* lazily, no console */
+	unsetenv("PK_CONSOLE");
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_basic_legacy, teardown),
+		cmocka_unit_test_teardown(test_basic_handoff, teardown),
+		cmocka_unit_test_teardown(test_basic_thread, teardown),
+		cmocka_unit_test_teardown(test_format_loglevel_backlog, teardown),
+		cmocka_unit_test_teardown(test_drop_notice, teardown),
+		cmocka_unit_test_teardown(test_file_fd_throttle_drivers, teardown),
+		cmocka_unit_test_teardown(test_write_errors, teardown),
+		cmocka_unit_test_teardown(test_spec, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
