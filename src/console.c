@@ -282,6 +282,24 @@ bool pk__con_pending(struct pk_console *c)
 	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire));
 }
 
+/*
+ * The counters are updated before next_seq is published (release), so
+ * that whoever sees a console caught up (pk_flush, stats) also sees the
+ * counts of every record up to there.
+ */
+static void publish(struct pk_console *c)
+{
+	atomic_store_explicit(&c->next_seq, c->expect, memory_order_release);
+}
+
+static void print_dropped(struct pk_console *c, char *buf, uint64_t gap, unsigned fmt, bool atomic)
+{
+	size_t len = pk__format_dropped(buf, PK_FORMAT_MAX, gap, fmt);
+
+	atomic_fetch_add_explicit(&c->dropped, gap, memory_order_relaxed);
+	con_write(c, buf, len, atomic);
+}
+
 enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch, bool atomic)
 {
 	struct pk_ring_rec *rec = scratch ? &scratch->rec : &c->rec;
@@ -289,33 +307,25 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch
 	struct pk_format_opts fo = { 0 };
 	struct pk_record r;
 	uint64_t gap;
-	size_t len;
 
+	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
 	if (pk__ring_read(&c->rd, rec) <= 0) {
-		/* The reader may have moved over lost records: count them now. */
-		if (c->rd.next > c->expect) {
-			gap = c->rd.next - c->expect;
-			c->expect = c->rd.next;
-			atomic_store_explicit(&c->next_seq, c->expect, memory_order_release);
-			atomic_fetch_add_explicit(&c->dropped, gap, memory_order_relaxed);
-			fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
-			len = pk__format_dropped(buf, PK_FORMAT_MAX, gap, fo.fmt);
-			con_write(c, buf, len, atomic);
-			return PK_EMIT_PRINTED;
-		}
-		return PK_EMIT_NONE;
+		/* The reader may have moved over lost records: report them now. */
+		if (c->rd.next <= c->expect)
+			return PK_EMIT_NONE;
+		gap = c->rd.next - c->expect;
+		c->expect = c->rd.next;
+		print_dropped(c, buf, gap, fo.fmt, atomic);
+		publish(c);
+		return PK_EMIT_PRINTED;
 	}
 	gap = rec->seq - c->expect;
 	c->expect = rec->seq + 1;
-	atomic_store_explicit(&c->next_seq, c->expect, memory_order_release);
-	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
-	if (gap) {
-		atomic_fetch_add_explicit(&c->dropped, gap, memory_order_relaxed);
-		len = pk__format_dropped(buf, PK_FORMAT_MAX, gap, fo.fmt);
-		con_write(c, buf, len, atomic);
-	}
+	if (gap)
+		print_dropped(c, buf, gap, fo.fmt, atomic);
 	if (rec->meta.level >= pk__con_loglevel(c)) {
 		atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
+		publish(c);
 		return gap ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 	}
 	r.seq = rec->seq;
@@ -326,9 +336,9 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch
 	r.facility = rec->meta.facility;
 	r.text = rec->text;
 	r.len = rec->len;
-	len = pk__format_record(buf, PK_FORMAT_MAX, &r, &fo);
-	con_write(c, buf, len, atomic);
+	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);
 	atomic_fetch_add_explicit(&c->records, 1, memory_order_relaxed);
+	publish(c);
 	return PK_EMIT_PRINTED;
 }
 

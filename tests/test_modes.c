@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The flush modes under the storm of the 2017 printk discussion: more
+ * threads than cores printing to one slow console.  Assertions are on
+ * counts and shares, never on wall-clock times.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "flush.h"
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+#define STORMERS 8
+
+static _Atomic int storm_stop;
+static _Atomic uint64_t storm_calls;
+
+static void *stormer(void *arg)
+{
+	uint64_t i;
+
+	(void)arg;
+	for (i = 0; !atomic_load(&storm_stop); i++)
+		pk_info("storm record %llu from a thread that prints in a loop, about 80 bytes\n",
+			(unsigned long long)i);
+	atomic_fetch_add(&storm_calls, i);
+	return NULL;
+}
+
+/* Printer shares as they stood when the storm was told to stop. */
+static struct pk_printer_share storm_shares[600];
+static int storm_nshares;
+
+static void storm(double secs)
+{
+	pthread_t t[STORMERS];
+	int i;
+
+	atomic_store(&storm_stop, 0);
+	atomic_store(&storm_calls, 0);
+	for (i = 0; i < STORMERS; i++)
+		pthread_create(&t[i], NULL, stormer, NULL);
+	usleep((useconds_t)(secs * 1e6));
+	/*
+	 * Who printed during the storm.  Afterwards the backlog (at most one
+	 * store's worth) is drained by whoever holds the console then: that is
+	 * the last-caller problem the handoff budget answers, not the storm.
+	 */
+	storm_nshares = pk_printer_shares(storm_shares, 600);
+	atomic_store(&storm_stop, 1);
+	for (i = 0; i < STORMERS; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void init_mode(enum pk_mode mode, unsigned budget_us)
+{
+	struct pk_config cfg;
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = mode;
+	cfg.buffer_size = 64 << 10;
+	cfg.print_budget_us = budget_us;
+	assert_int_equal(pk_init(&cfg), 0);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_shutdown();
+	return 0;
+}
+
+/* Top printer share in percent, and how many threads printed. */
+static unsigned top_share(int *nthreads, bool *callers_printed)
+{
+	struct pk_printer_share *sh = storm_shares;
+	uint64_t total = 0, top = 0;
+	int i, n = storm_nshares;
+
+	*callers_printed = false;
+	for (i = 0; i < n; i++) {
+		total += sh[i].bytes;
+		if (sh[i].bytes > top)
+			top = sh[i].bytes;
+		if (!sh[i].printer_thread)
+			*callers_printed = true;
+	}
+	*nthreads = n;
+	return total ? (unsigned)(top * 100 / total) : 0;
+}
+
+/* Completeness: records printed + filtered + dropped == all stored. */
+static void check_complete(struct pk_console *con)
+{
+	struct pk_console_stats st;
+	struct pk_stats ps;
+
+	assert_int_equal(pk_flush(60000), 0);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(pk_stats_get(&ps), 0);
+	print_message("console: %llu printed, %llu dropped, %llu filtered of %llu stored\n",
+		      (unsigned long long)st.records, (unsigned long long)st.dropped,
+		      (unsigned long long)st.skipped, (unsigned long long)ps.stored);
+	assert_int_equal(st.records + st.dropped + st.skipped, ps.stored);
+	assert_int_equal(st.next_seq, ps.next_seq);
+}
+
+/* A slow line: 120 us per write, about 700 KB/s for 80-byte lines. */
+#define SLOW_US 120
+
+static void test_legacy_one_thread_prints_all(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(SLOW_US);
+	struct pk_console *con;
+	unsigned share;
+	int n;
+	bool callers;
+
+	(void)state;
+	init_mode(PK_MODE_LEGACY, 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_flush_stats_reset();
+	storm(tu_seconds(1.5));
+	check_complete(con);
+	share = top_share(&n, &callers);
+	print_message("legacy: top printer share %u%% over %d threads\n", share, n);
+	assert_true(share >= 90);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+/* Handoff: writes of the thread that holds the console while a waiter waits. */
+static _Atomic uint32_t run_tid;
+static _Atomic unsigned run_with_waiter, max_run_with_waiter;
+
+static void handoff_hook(struct tu_capture *cap)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	unsigned n, m;
+
+	(void)cap;
+	if (atomic_exchange(&run_tid, tid) != tid)
+		atomic_store(&run_with_waiter, 0);
+	if (!pk__flush_waiter_present())
+		return;
+	n = atomic_fetch_add(&run_with_waiter, 1) + 1;
+	m = atomic_load(&max_run_with_waiter);
+	while (n > m && !atomic_compare_exchange_weak(&max_run_with_waiter, &m, n))
+		;
+}
+
+static void test_handoff_spreads_printing(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(SLOW_US);
+	struct pk_console *con;
+	struct pk_flush_stats fs;
+	unsigned share;
+	int n;
+	bool callers;
+
+	(void)state;
+	init_mode(PK_MODE_HANDOFF, 0);
+	cap->hook = handoff_hook;
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_flush_stats_reset();
+	storm(tu_seconds(1.5));
+	check_complete(con);
+	share = top_share(&n, &callers);
+	assert_int_equal(pk_flush_stats_get(&fs), 0);
+	print_message("handoff: top printer share %u%% over %d threads, %llu handoffs, "
+		      "longest run while a waiter waited: %u records\n",
+		      share, n, (unsigned long long)fs.handoffs, atomic_load(&max_run_with_waiter));
+	assert_true(n >= STORMERS / 2);
+	assert_true(share < 60);
+	assert_true(fs.handoffs > 100);
+	/*
+	 * While another caller waits, the holder finishes the record in hand
+	 * and hands over: at most that record, plus the one the new holder
+	 * prints before the next waiter registers.
+	 */
+	assert_true(atomic_load(&max_run_with_waiter) <= 2);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+static void test_thread_callers_never_print(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(SLOW_US);
+	struct pk_console *con;
+	struct pk_flush_stats fs;
+	int n;
+	bool callers;
+
+	(void)state;
+	init_mode(PK_MODE_THREAD, 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_flush_stats_reset();
+	storm(tu_seconds(1.0));
+	check_complete(con);
+	top_share(&n, &callers);
+	assert_int_equal(pk_flush_stats_get(&fs), 0);
+	assert_false(callers);
+	assert_int_equal(n, 1);
+	assert_int_equal(fs.direct_records, 0);
+	assert_true(fs.thread_records > 0);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+/* Handoff with a budget: a lone caller does not print the whole backlog. */
+static int records_by(bool printer_thread)
+{
+	struct pk_printer_share sh[16];
+	int i, n = pk_printer_shares(sh, 16), sum = 0;
+
+	for (i = 0; i < n && i < 16; i++)
+		if ((sh[i].printer_thread != 0) == printer_thread)
+			sum += (int)sh[i].records;
+	return sum;
+}
+
+static void test_handoff_budget(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(500);
+	struct pk_console *con;
+	struct pk_console_stats st;
+	struct pk_flush_stats fs;
+	int i, by_caller;
+
+	(void)state;
+	init_mode(PK_MODE_HANDOFF, 2000);
+	pk_flush_stats_reset();
+	for (i = 0; i < 200; i++)	/* a backlog, before any console exists */
+		pk_info("backlog record %d\n", i);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_info("the caller that finds the backlog\n");
+	by_caller = records_by(false);
+	/* Let the printer thread drain it; do not print ourselves. */
+	for (i = 0; i < 3000; i++) {
+		pk_console_stats_get(con, &st);
+		if (st.next_seq == 201)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(pk_flush_stats_get(&fs), 0);
+	print_message("budget: %llu deferrals, %d records by the caller, %d by the printer thread\n",
+		      (unsigned long long)fs.budget_deferrals, by_caller, records_by(true));
+	assert_int_equal(st.next_seq, 201);
+	assert_true(fs.budget_deferrals >= 1);
+	assert_true(by_caller < 100);
+	assert_true(records_by(true) > 100);
+	check_complete(con);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+/* A console whose write() never returns (until the test lets it go). */
+static int gate[2];
+static _Atomic int stuck_inside;
+
+static long stuck_write(void *ctx, const char *buf, size_t len)
+{
+	char c;
+
+	(void)ctx;
+	(void)buf;
+	atomic_store(&stuck_inside, 1);
+	if (read(gate[0], &c, 1) != 1)
+		return -EIO;
+	return (long)len;
+}
+
+static const struct pk_console_ops stuck_ops = { .name = "stuck", .write = stuck_write };
+
+static void *print_one(void *arg)
+{
+	(void)arg;
+	pk_info("this call gets stuck inside the console\n");
+	return NULL;
+}
+
+static void run_stuck(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *good, *bad;
+	struct pk_flush_stats fs;
+	pthread_t t;
+	char *text;
+	int i;
+
+	init_mode(mode, 0);
+	assert_int_equal(pipe(gate), 0);
+	atomic_store(&stuck_inside, 0);
+	good = pk_console_register(&tu_capture_ops, cap, -1);
+	bad = pk_console_register(&stuck_ops, NULL, -1);
+	pk_flush_stats_reset();
+	pthread_create(&t, NULL, print_one, NULL);
+	while (!atomic_load(&stuck_inside))
+		usleep(1000);
+	/* Other callers return: at most one waits the bound, the rest see it stuck. */
+	for (i = 0; i < 20; i++)
+		assert_true(pk_info("caller %d goes on\n", i) > 0);
+	assert_int_equal(pk_flush_stats_get(&fs), 0);
+	print_message("stuck owner: %llu wait timeouts, %llu stuck skips\n",
+		      (unsigned long long)fs.wait_timeouts, (unsigned long long)fs.stuck_skips);
+	if (mode == PK_MODE_HANDOFF) {
+		assert_int_equal(fs.wait_timeouts, 1);
+		assert_true(fs.stuck_skips >= 19);
+	}
+	if (mode == PK_MODE_THREAD) {
+		/* The other console keeps printing. */
+		assert_int_equal(pk_flush(50), -ETIMEDOUT);
+		for (i = 0; i < 200; i++) {
+			text = tu_capture_text(cap);
+			if (strstr(text, "caller 19 goes on")) {
+				free(text);
+				break;
+			}
+			free(text);
+			usleep(10000);
+		}
+		assert_true(i < 200);
+	}
+	/* Let it go: everything comes out. */
+	for (i = 0; i < 1000; i++)
+		if (write(gate[1], "x", 1) != 1)
+			break;
+	assert_int_equal(pk_flush(10000), 0);
+	pthread_join(t, NULL);
+	text = tu_capture_text(cap);
+	assert_non_null(strstr(text, "caller 19 goes on"));
+	free(text);
+	pk_console_unregister(good);
+	pk_console_unregister(bad);
+	close(gate[0]);
+	close(gate[1]);
+	tu_capture_free(cap);
+}
+
+static void test_stuck_handoff(void **state) { (void)state; run_stuck(PK_MODE_HANDOFF); }
+static void test_stuck_legacy(void **state) { (void)state; run_stuck(PK_MODE_LEGACY); }
+static void test_stuck_thread(void **state) { (void)state; run_stuck(PK_MODE_THREAD); }
+
+/* A signal handler calling pk_printk on the thread that is printing. */
+static _Atomic int reentered;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	pk_info("from the signal handler\n");
+	atomic_store(&reentered, 1);
+}
+
+static void reenter_hook(struct tu_capture *cap)
+{
+	(void)cap;
+	if (!atomic_load(&reentered))
+		raise(SIGUSR1);
+}
+
+static void run_reentry(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	struct sigaction sa;
+	char *text;
+
+	init_mode(mode, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	atomic_store(&reentered, 0);
+	cap->hook = reenter_hook;
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_info("the owner's record\n");
+	assert_int_equal(pk_flush(5000), 0);
+	assert_true(atomic_load(&reentered));
+	text = tu_capture_text(cap);
+	assert_non_null(strstr(text, "the owner's record"));
+	assert_non_null(strstr(text, "from the signal handler"));
+	free(text);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+static void test_reentry_handoff(void **state) { (void)state; run_reentry(PK_MODE_HANDOFF); }
+static void test_reentry_legacy(void **state) { (void)state; run_reentry(PK_MODE_LEGACY); }
+
+/* Emergency records are printed by the caller before pk_printk returns. */
+static void run_emergency(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	char *text;
+
+	init_mode(mode, 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	pk_emergency_enter();
+	pk_emergency_enter();
+	pk_crit("in an emergency\n");
+	pk_emergency_exit();
+	text = tu_capture_text(cap);	/* no flush: it must be there already */
+	assert_non_null(strstr(text, "in an emergency"));
+	free(text);
+	pk_emergency_exit();
+	pk_emergency_exit();		/* unbalanced exit is harmless */
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+static void test_emergency_thread(void **state) { (void)state; run_emergency(PK_MODE_THREAD); }
+static void test_emergency_handoff(void **state) { (void)state; run_emergency(PK_MODE_HANDOFF); }
+static void test_emergency_legacy(void **state) { (void)state; run_emergency(PK_MODE_LEGACY); }
+
+/* Registering and unregistering consoles while a storm prints. */
+static void *churn(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 60; i++) {
+		struct tu_capture *cap = tu_capture_new(0);
+		struct pk_console *c = pk_console_register(&tu_capture_ops, cap, -1);
+
+		TU_CHECK(c != NULL);
+		usleep(2000);
+		TU_CHECK(pk_console_unregister(c) == 0);
+		tu_capture_free(cap);
+	}
+	atomic_store(&storm_stop, 1);
+	return NULL;
+}
+
+static void run_unregister_storm(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	pthread_t t[4], ch;
+	int i;
+
+	init_mode(mode, 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	atomic_store(&storm_stop, 0);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, stormer, NULL);
+	pthread_create(&ch, NULL, churn, NULL);
+	pthread_join(ch, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	check_complete(con);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+static void test_unregister_storm_handoff(void **state) { (void)state; run_unregister_storm(PK_MODE_HANDOFF); }
+static void test_unregister_storm_thread(void **state) { (void)state; run_unregister_storm(PK_MODE_THREAD); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_legacy_one_thread_prints_all, teardown),
+		cmocka_unit_test_teardown(test_handoff_spreads_printing, teardown),
+		cmocka_unit_test_teardown(test_thread_callers_never_print, teardown),
+		cmocka_unit_test_teardown(test_handoff_budget, teardown),
+		cmocka_unit_test_teardown(test_stuck_handoff, teardown),
+		cmocka_unit_test_teardown(test_stuck_legacy, teardown),
+		cmocka_unit_test_teardown(test_stuck_thread, teardown),
+		cmocka_unit_test_teardown(test_reentry_handoff, teardown),
+		cmocka_unit_test_teardown(test_reentry_legacy, teardown),
+		cmocka_unit_test_teardown(test_emergency_thread, teardown),
+		cmocka_unit_test_teardown(test_emergency_handoff, teardown),
+		cmocka_unit_test_teardown(test_emergency_legacy, teardown),
+		cmocka_unit_test_teardown(test_unregister_storm_handoff, teardown),
+		cmocka_unit_test_teardown(test_unregister_storm_thread, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
