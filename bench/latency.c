@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * latency.c - per-call time of each logger, same message, same harness.
+ *
+ * For every thread count and variant, each logger runs in its own child:
+ *
+ *   burst      each thread makes N calls back to back;
+ *   sustained  each thread makes calls at a fixed rate for S seconds
+ *              (absolute deadlines; a thread that falls behind calls
+ *              again at once), so background work such as spdlog's
+ *              worker or libprintk's printer thread runs alongside.
+ *
+ * Every call is timed with CLOCK_MONOTONIC into a per-thread histogram.
+ * Afterwards the logger is closed (flushed) and the lines that reached its
+ * file are counted.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "peers.h"
+
+struct ljob {
+	const struct pkb_logger *lg;
+	const struct pkb_latency_opts *o;
+	int threads;
+	enum pkb_lat_variant variant;
+	char path[512];
+};
+
+struct lthread {
+	const struct ljob *j;
+	int idx;
+	uint64_t calls;
+	struct pkb_hist hist;
+} __attribute__((aligned(64)));
+
+static pthread_barrier_t start_line;
+
+static void *lthread_main(void *arg)
+{
+	struct lthread *t = arg;
+	const struct ljob *j = t->j;
+	void (*log)(long, long) = j->lg->log;
+	long base = (long)t->idx << 32;
+	uint64_t i, t0, d;
+
+	pthread_barrier_wait(&start_line);
+	if (j->variant == PKB_BURST) {
+		for (i = 0; i < (uint64_t)j->o->burst; i++) {
+			t0 = pkb_now_ns();
+			log(base + (long)i, 4096 + (long)i * 64);
+			d = pkb_now_ns() - t0;
+			pkb_hist_add(&t->hist, d);
+		}
+	} else {
+		uint64_t period = 1000000000u / (j->o->rate ? j->o->rate : 1);
+		uint64_t start = pkb_now_ns(), end = start + (uint64_t)(j->o->sustained_s * 1e9);
+		uint64_t next = start;
+
+		for (i = 0;; i++) {
+			t0 = pkb_now_ns();
+			if (t0 >= end)
+				break;
+			log(base + (long)i, 4096 + (long)i * 64);
+			d = pkb_now_ns() - t0;
+			pkb_hist_add(&t->hist, d);
+			next += period;
+			if (next > t0 + d) {
+				struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
+						       .tv_nsec = (long)(next % 1000000000u) };
+
+				while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+					;
+			}
+		}
+	}
+	t->calls = t->hist.count;
+	return NULL;
+}
+
+static int latency_child(void *arg, void *out)
+{
+	const struct ljob *j = arg;
+	struct pkb_lat_result *r = out;
+	struct lthread *t;
+	pthread_t tid[PKB_MAX_THREADS];
+	uint64_t t0, t1;
+	int i, rc;
+
+	r->status = 0;
+	rc = j->lg->open(j->lg, j->path, 0);
+	if (rc < 0) {
+		r->status = rc;
+		snprintf(r->why, sizeof(r->why), "open: %s", strerror(-rc));
+		return 1;
+	}
+	t = aligned_alloc(64, sizeof(*t) * (size_t)j->threads);
+	if (!t) {
+		r->status = -ENOMEM;
+		snprintf(r->why, sizeof(r->why), "out of memory");
+		return 1;
+	}
+	memset(t, 0, sizeof(*t) * (size_t)j->threads);
+	pthread_barrier_init(&start_line, NULL, (unsigned)j->threads + 1);
+	for (i = 0; i < j->threads; i++) {
+		t[i].j = j;
+		t[i].idx = i;
+		pkb_hist_init(&t[i].hist);
+		pthread_create(&tid[i], NULL, lthread_main, &t[i]);
+	}
+	pthread_barrier_wait(&start_line);
+	t0 = pkb_now_ns();
+	for (i = 0; i < j->threads; i++) {
+		pthread_join(tid[i], NULL);
+		pkb_hist_merge(&r->hist, &t[i].hist);
+		r->calls += t[i].calls;
+	}
+	t1 = pkb_now_ns();
+	r->wall_s = (double)(t1 - t0) / 1e9;
+	j->lg->close();
+	if (!strcmp(j->lg->where, "file") || !strcmp(j->lg->where, "store only")) {
+		long n = pkb_count_lines(j->path, PKB_PEER_MARK);
+
+		r->file_lines = n < 0 ? 0 : (uint64_t)n;
+	}
+	return 0;
+}
+
+int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res, int max)
+{
+	const char *dir = pkb_tmpdir();
+	int ti, v, l, nres = 0, total = 0, k = 0;
+
+	for (l = 0; l < pkb_nloggers; l++)
+		if (pkb_loggers[l].tables & PKB_IN_LATENCY)
+			total++;
+	total *= o->nthreads * 2;
+	for (ti = 0; ti < o->nthreads; ti++) {
+		for (v = PKB_BURST; v <= PKB_SUSTAINED; v++) {
+			for (l = 0; l < pkb_nloggers && nres < max; l++) {
+				const struct pkb_logger *lg = &pkb_loggers[l];
+				struct ljob j = { .lg = lg, .o = o, .threads = o->threads[ti],
+						  .variant = (enum pkb_lat_variant)v };
+				struct pkb_lat_result *r;
+				char label[160], why[120];
+				int rc;
+
+				if (!(lg->tables & PKB_IN_LATENCY))
+					continue;
+				r = &res[nres++];
+				k++;
+				memset(r, 0, sizeof(*r));
+				pkb_hist_init(&r->hist);
+				snprintf(r->name, sizeof(r->name), "%s", lg->name);
+				r->where = lg->where;
+				r->threads = j.threads;
+				r->variant = j.variant;
+				if (!lg->available(lg, r->why, sizeof(r->why))) {
+					r->status = 1;
+					continue;
+				}
+				snprintf(j.path, sizeof(j.path), "%s/latency-%d.log", dir, l);
+				unlink(j.path);
+				snprintf(label, sizeof(label), "latency %d/%d: %s (%s), %d thread%s, %s", k,
+					 total, lg->name, lg->where, j.threads, j.threads == 1 ? "" : "s",
+					 v == PKB_BURST ? "burst" : "sustained");
+				rc = pkb_child_run(label, v == PKB_SUSTAINED ? o->sustained_s : 0,
+						   o->sustained_s + 120, latency_child, &j, r, sizeof(*r),
+						   why, sizeof(why));
+				/* The child's copy set name and where too; restore the pointer. */
+				r->where = lg->where;
+				if (rc < 0) {
+					r->status = rc;
+					snprintf(r->why, sizeof(r->why), "%s", why);
+				}
+				unlink(j.path);
+			}
+		}
+	}
+	return nres;
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/*
+ * peers.c - the loggers of the latency and crash tables: libprintk in each
+ * mode (with its console filtered out by loglevel, so only the store path
+ * runs, or printing to a file), spdlog (peers_spdlog.cpp), fprintf(3) to a
+ * file and syslog(3).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <printk/console.h>
+#include <printk/printk.h>
+
+#include "peers.h"
+
+/* libprintk arg: the mode, plus these */
+#define PK_FILTERED	0x100	/* the console's loglevel filters the message out */
+#define PK_NO_HANDLER	0x200	/* no crash handler, even in the crash table */
+
+static int always(const struct pkb_logger *lg, char *why, size_t n)
+{
+	(void)lg;
+	(void)why;
+	(void)n;
+	return 1;
+}
+
+/* ---- libprintk ---- */
+
+static int pk_open(const struct pkb_logger *lg, const char *path, unsigned flags)
+{
+	struct pk_config cfg;
+	struct pk_console_driver drv;
+	int rc;
+
+	pk_config_init(&cfg);
+	cfg.buffer_path = NULL;
+	cfg.mode = (enum pk_mode)(lg->arg & 0xff);
+	cfg.console_loglevel = PK_DEBUG + 1;
+	cfg.print_budget_us = 0;
+	cfg.flags = PK_CFG_NO_CONSOLE;
+	if ((flags & PKB_OPEN_CRASH) && !(lg->arg & PK_NO_HANDLER))
+		cfg.flags |= PK_CFG_CRASH_HANDLER;
+	cfg.consoles = NULL;
+	rc = pk_init(&cfg);
+	if (rc < 0)
+		return rc;
+	rc = pk_console_file_make(path, 0, &drv);
+	if (rc < 0)
+		return rc;
+	if (!pk_console_register_driver(&drv, (lg->arg & PK_FILTERED) ? PK_WARNING : PK_DEBUG + 1))
+		return -errno;
+	return 0;
+}
+
+static void pk_log(long a, long b)
+{
+	pk_printk(PK_INFO, PKB_PEER_MSG "\n", a, b);
+}
+
+static void pk_close(void)
+{
+	pk_shutdown();
+}
+
+/* ---- spdlog ---- */
+
+static int spdlog_open(const struct pkb_logger *lg, const char *path, unsigned flags)
+{
+	(void)flags;
+	return pkb_spdlog_open(path, lg->arg);
+}
+
+/* ---- fprintf(3) to a file ---- */
+
+static FILE *stdio_file;
+
+static int stdio_open(const struct pkb_logger *lg, const char *path, unsigned flags)
+{
+	(void)lg;
+	(void)flags;
+	stdio_file = fopen(path, "w");
+	return stdio_file ? 0 : -errno;
+}
+
+static void stdio_log(long a, long b)
+{
+	fprintf(stdio_file, PKB_PEER_MSG "\n", a, b);
+}
+
+static void stdio_close(void)
+{
+	fclose(stdio_file);
+	stdio_file = NULL;
+}
+
+/* ---- syslog(3) ---- */
+
+/* A daemon is reachable when /dev/log accepts a datagram connection. */
+static int syslog_available(const struct pkb_logger *lg, char *why, size_t n)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	int fd, rc;
+
+	(void)lg;
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(why, n, "socket: %s", strerror(errno));
+		return 0;
+	}
+	rc = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0)
+		snprintf(why, n, "no syslog daemon (/dev/log: %s)", strerror(errno));
+	close(fd);
+	return rc == 0;
+}
+
+static int syslog_open(const struct pkb_logger *lg, const char *path, unsigned flags)
+{
+	(void)lg;
+	(void)path;
+	(void)flags;
+	openlog("pkbench", LOG_NDELAY, LOG_USER);
+	return 0;
+}
+
+static void syslog_log(long a, long b)
+{
+	syslog(LOG_INFO, PKB_PEER_MSG, a, b);
+}
+
+static void syslog_close(void)
+{
+	closelog();
+}
+
+#define PK_LOGGER(n, w, a, t) \
+	{ .name = n, .where = w, .arg = a, .tables = t, .available = always, \
+	  .open = pk_open, .log = pk_log, .close = pk_close }
+
+const struct pkb_logger pkb_loggers[] = {
+	PK_LOGGER("libprintk legacy", "store only", PK_MODE_LEGACY | PK_FILTERED, PKB_IN_LATENCY),
+	PK_LOGGER("libprintk handoff", "store only", PK_MODE_HANDOFF | PK_FILTERED, PKB_IN_LATENCY),
+	PK_LOGGER("libprintk thread", "store only", PK_MODE_THREAD | PK_FILTERED, PKB_IN_LATENCY),
+	PK_LOGGER("libprintk legacy", "file", PK_MODE_LEGACY, PKB_IN_LATENCY | PKB_IN_CRASH),
+	PK_LOGGER("libprintk handoff", "file", PK_MODE_HANDOFF, PKB_IN_LATENCY | PKB_IN_CRASH),
+	PK_LOGGER("libprintk thread", "file", PK_MODE_THREAD, PKB_IN_LATENCY | PKB_IN_CRASH),
+	PK_LOGGER("libprintk thread, no handler", "file", PK_MODE_THREAD | PK_NO_HANDLER,
+		  PKB_IN_CRASH),
+	{ .name = "spdlog async", .where = "file", .arg = 1, .tables = PKB_IN_LATENCY | PKB_IN_CRASH,
+	  .available = always, .open = spdlog_open, .log = pkb_spdlog_log, .close = pkb_spdlog_close },
+	{ .name = "spdlog sync", .where = "file", .arg = 0, .tables = PKB_IN_LATENCY | PKB_IN_CRASH,
+	  .available = always, .open = spdlog_open, .log = pkb_spdlog_log, .close = pkb_spdlog_close },
+	{ .name = "fprintf", .where = "file", .tables = PKB_IN_LATENCY | PKB_IN_CRASH,
+	  .available = always, .open = stdio_open, .log = stdio_log, .close = stdio_close },
+	{ .name = "syslog(3)", .where = "syslog daemon", .tables = PKB_IN_LATENCY,
+	  .available = syslog_available, .open = syslog_open, .log = syslog_log,
+	  .close = syslog_close },
+};
+
+const int pkb_nloggers = (int)(sizeof(pkb_loggers) / sizeof(pkb_loggers[0]));

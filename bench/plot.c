@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * plot.c - the storm chart, drawn by gnuplot.
+ *
+ * Left: the distribution of pk_printk() call times per mode as a CCDF on
+ * log-log axes (the fraction of calls that took at least x); the curve's
+ * right end is the longest call.  With D doubled, the 2D runs are dashed.
+ * Right: each thread's share of the console bytes, threads sorted by
+ * share, for the longest run of each mode.
+ *
+ * The data go to files in the run's private directory; the script is
+ * piped to gnuplot.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+
+static const char *const colors[PKB_NSMODES] = {
+	[PKB_LEGACY] = "#d62728",
+	[PKB_HANDOFF] = "#1f77b4",
+	[PKB_BUDGET] = "#2ca02c",
+	[PKB_THREAD] = "#9467bd",
+};
+
+static int write_ccdf(const char *path, const struct pkb_hist *h)
+{
+	FILE *f = fopen(path, "w");
+	uint64_t above = h->count;
+	unsigned i;
+
+	if (!f)
+		return -errno;
+	for (i = 0; i < PKB_HIST_BUCKETS && above; i++) {
+		uint64_t lo;
+
+		if (!h->bucket[i])
+			continue;
+		lo = pkb_hist_bucket_lo(i);
+		if (lo < h->min)
+			lo = h->min;
+		fprintf(f, "%.9g %.9g\n", (double)lo / 1e9, (double)above / (double)h->count);
+		above -= h->bucket[i];
+	}
+	/* The exact longest call: one call in count. */
+	fprintf(f, "%.9g %.9g\n", (double)h->max / 1e9, 1.0 / (double)h->count);
+	fclose(f);
+	return 0;
+}
+
+static int cmp_share(const void *a, const void *b)
+{
+	const struct pkb_share *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0;
+}
+
+static int write_shares(const char *path, const struct pkb_storm_result *r)
+{
+	struct pkb_share s[PKB_MAX_SHARES];
+	uint64_t total = 0;
+	FILE *f = fopen(path, "w");
+	int i, n = r->nshares, rank = 0, present = 0;
+
+	if (!f)
+		return -errno;
+	memcpy(s, r->shares, sizeof(s[0]) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(s[0]), cmp_share);
+	for (i = 0; i < n; i++)
+		total += s[i].bytes;
+	/* Every worker gets a point, printers or not; then other threads that printed. */
+	for (i = 0; i < n && total; i++) {
+		const char *lbl = s[i].printer_thread ? "printer" : s[i].who == PKB_WHO_MAIN ? "main" : "";
+
+		fprintf(f, "%d %.6f \"%s\"\n", ++rank, 100.0 * (double)s[i].bytes / (double)total, lbl);
+	}
+	for (i = 0; i < n; i++)
+		present += s[i].who >= 0;
+	for (i = present; i < r->threads; i++)
+		fprintf(f, "%d 0 \"\"\n", ++rank);
+	fclose(f);
+	return 0;
+}
+
+int pkb_plot_write(const char *path, const struct pkb_report *rep)
+{
+	const char *dir = pkb_tmpdir();
+	const struct pkb_storm_result *longest[PKB_NSMODES] = { 0 };
+	char data[512];
+	FILE *g;
+	int i, m, st, first = 1;
+
+	if (!rep->nstorm)
+		return -EINVAL;
+	for (i = 0; i < rep->nstorm; i++) {
+		const struct pkb_storm_result *r = &rep->storm[i];
+
+		if (r->status < 0 || !r->hist.count)
+			continue;
+		snprintf(data, sizeof(data), "%s/ccdf-%d.dat", dir, i);
+		if (write_ccdf(data, &r->hist) < 0)
+			return -errno;
+		if (!longest[r->mode] || r->seconds > longest[r->mode]->seconds)
+			longest[r->mode] = r;
+	}
+	for (m = 0; m < PKB_NSMODES; m++) {
+		if (!longest[m])
+			continue;
+		snprintf(data, sizeof(data), "%s/share-%d.dat", dir, m);
+		if (write_shares(data, longest[m]) < 0)
+			return -errno;
+	}
+	g = popen("gnuplot", "w");
+	if (!g)
+		return -errno;
+	fprintf(g, "set terminal pngcairo size 1500,620 font 'sans,11'\n");
+	fprintf(g, "set output '%s'\n", path);
+	fprintf(g, "set multiplot layout 1,2 title \"pkbench storm: T=%d threads, console %lu B/s, "
+		   "%zu KiB store (%s)\" font 'sans,13'\n",
+		rep->storm_opts->threads, rep->storm_opts->bps, rep->storm_opts->buffer_size >> 10,
+		rep->machine.date);
+	fprintf(g, "set logscale xy\nset grid\nset key top right\n"
+		   "set format x '10^{%%L}'\nset format y '10^{%%L}'\n"
+		   "set xlabel 'pk\\_printk() call time, seconds'\n"
+		   "set ylabel 'fraction of calls that took at least x'\n"
+		   "set title 'call time (CCDF, log-log; dashed: D doubled)'\n");
+	fputs("plot ", g);
+	for (i = 0; i < rep->nstorm; i++) {
+		const struct pkb_storm_result *r = &rep->storm[i];
+		int dashed = rep->storm_opts->doubled && r->seconds > rep->storm_opts->seconds;
+
+		if (r->status < 0 || !r->hist.count)
+			continue;
+		fprintf(g, "%s'%s/ccdf-%d.dat' using 1:2 with steps lw 2 dt %d lc rgb '%s' "
+			   "title '%s, D=%g s'",
+			first ? "" : ", ", dir, i, dashed ? 2 : 1, colors[r->mode],
+			pkb_smode_names[r->mode], r->seconds);
+		first = 0;
+	}
+	fputs("\n", g);
+	fprintf(g, "unset logscale\nset format x '%%g'\nset format y '%%g%%%%'\n"
+		   "set xrange [0.5:%d.5]\nset yrange [0:105]\nset xtics 1\n"
+		   "set xlabel 'threads, by console bytes written (largest first)'\n"
+		   "set ylabel 'share of console bytes'\n"
+		   "set title 'printer share per thread (longest run of each mode)'\n",
+		rep->storm_opts->threads + 1);
+	fputs("plot ", g);
+	first = 1;
+	for (m = 0; m < PKB_NSMODES; m++) {
+		if (!longest[m])
+			continue;
+		fprintf(g, "%s'%s/share-%d.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' "
+			   "title '%s', '' using 1:2:3 with labels offset 0,1 tc rgb '%s' notitle",
+			first ? "" : ", ", dir, m, colors[m], pkb_smode_names[m], colors[m]);
+		first = 0;
+	}
+	fputs("\nunset multiplot\n", g);
+	st = pclose(g);
+	for (i = 0; i < rep->nstorm; i++) {
+		snprintf(data, sizeof(data), "%s/ccdf-%d.dat", dir, i);
+		remove(data);
+	}
+	for (m = 0; m < PKB_NSMODES; m++) {
+		snprintf(data, sizeof(data), "%s/share-%d.dat", dir, m);
+		remove(data);
+	}
+	if (st == -1)
+		return -errno;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -EIO;
+	return 0;
+}

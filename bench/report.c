@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - the terminal tables: machine, storm, latency, crash.
+ *
+ * Everything printed here was measured by the runs; nothing is a constant.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define NS(b, v) pkb_fmt_ns(b, sizeof(b), (v))
+
+void pkb_machine_get(struct pkb_machine *m)
+{
+	struct utsname u;
+	FILE *f;
+	char line[256];
+	time_t now = time(NULL);
+
+	memset(m, 0, sizeof(*m));
+	m->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (uname(&u) == 0)
+		snprintf(m->kernel, sizeof(m->kernel), "%s %s %s", u.sysname, u.release, u.machine);
+	f = fopen("/proc/cpuinfo", "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			char *p = strchr(line, ':');
+
+			if (!strncmp(line, "model name", 10) && p) {
+				p += 2;
+				p[strcspn(p, "\n")] = '\0';
+				snprintf(m->cpu_model, sizeof(m->cpu_model), "%s", p);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	strftime(m->date, sizeof(m->date), "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
+}
+
+void pkb_report_machine(FILE *f, const struct pkb_machine *m)
+{
+	fprintf(f, "machine: %ld CPUs online, %s, %s; %s\n", m->cpus,
+		m->cpu_model[0] ? m->cpu_model : "unknown CPU", m->kernel, m->date);
+}
+
+/* Mean time one record took inside the console's write(): busy / records. */
+static double record_write_ns(const struct pkb_storm_result *r)
+{
+	return r->con_records ? (double)r->con_busy_ns / (double)r->con_records : 0;
+}
+
+/* The thread that wrote most console bytes, and its share. */
+static double top_share(const struct pkb_storm_result *r, char *who, size_t n)
+{
+	uint64_t total = 0, best = 0;
+	int i, bi = -1;
+
+	for (i = 0; i < r->nshares; i++) {
+		total += r->shares[i].bytes;
+		if (r->shares[i].bytes > best) {
+			best = r->shares[i].bytes;
+			bi = i;
+		}
+	}
+	if (bi < 0 || !total) {
+		snprintf(who, n, "-");
+		return 0;
+	}
+	if (r->shares[bi].printer_thread)
+		snprintf(who, n, "printer");
+	else if (r->shares[bi].who >= 0)
+		snprintf(who, n, "w%d", r->shares[bi].who);
+	else if (r->shares[bi].who == PKB_WHO_MAIN)
+		snprintf(who, n, "main");
+	else
+		snprintf(who, n, "T%u", r->shares[bi].tid);
+	return (double)best / (double)total;
+}
+
+/* Threads that wrote at least one console byte. */
+static int printers(const struct pkb_storm_result *r)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->nshares; i++)
+		n += r->shares[i].bytes > 0;
+	return n;
+}
+
+void pkb_report_storm(FILE *f, const struct pkb_report *rep)
+{
+	const struct pkb_storm_opts *o = rep->storm_opts;
+	char b[6][24], who[16];
+	int i, fails = 0;
+
+	fprintf(f, "\nstorm: T=%d threads, ~80-byte records, one file console throttled to %lu B/s, "
+		   "W=%u ms, store %zu KiB, budget %u us\n",
+		o->threads, o->bps, o->watchdog_ms, o->buffer_size >> 10, o->budget_us);
+	fprintf(f, "%-8s %5s %9s %8s %8s %8s %8s %8s %6s %12s %4s %5s %8s %7s %s\n", "mode", "D",
+		"calls", "p50", "p99", "p99.9", "max", "max<stop", "=recs", "top printer", "wdog",
+		"util", "dropped", "drain", "complete");
+	for (i = 0; i < rep->nstorm; i++) {
+		const struct pkb_storm_result *r = &rep->storm[i];
+		double share, rw = record_write_ns(r);
+		char dur[16], sh[24], mr[16], util[8], drain[16];
+
+		snprintf(dur, sizeof(dur), "%gs", r->seconds);
+		if (r->status < 0) {
+			fprintf(f, "%-8s %5s FAILED: %s\n", pkb_smode_names[r->mode], dur, r->error);
+			fails++;
+			continue;
+		}
+		share = top_share(r, who, sizeof(who));
+		snprintf(sh, sizeof(sh), "%s %.1f%%", who, share * 100);
+		if (rw > 0)
+			snprintf(mr, sizeof(mr), "%.1f", (double)r->max_in_storm_ns / rw);
+		else
+			snprintf(mr, sizeof(mr), "-");
+		if (r->backlog_s > 0)
+			snprintf(util, sizeof(util), "%.0f%%", 100 * r->backlog_busy_s / r->backlog_s);
+		else
+			snprintf(util, sizeof(util), "-");
+		if (r->caught_up_s >= 0)
+			snprintf(drain, sizeof(drain), "%.2fs", r->caught_up_s);
+		else
+			snprintf(drain, sizeof(drain), "never");
+		fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %8lu %7s %s\n",
+			pkb_smode_names[r->mode], dur, (unsigned long)r->calls,
+			NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
+			NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
+			NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max),
+			NS(b[4], r->max_in_storm_ns), mr, sh, (unsigned long)r->watchdog, util,
+			(unsigned long)r->con_dropped, drain, r->complete ? "OK" : "FAIL");
+		if (!r->complete) {
+			fprintf(f, "         completeness FAIL: %s\n", r->complete_why);
+			fails++;
+		}
+	}
+	fprintf(f, "\nstorm, flush machinery (libprintk's counters) and the console:\n");
+	fprintf(f, "%-8s %4s %8s %8s %8s %8s %9s %9s %9s %8s %9s %8s %s\n", "mode", "D", "printers",
+		"handoffs", "waits", "w-tmo", "budget->t", "direct", "thread", "maxprint", "rec-write",
+		"stored", "printed+dropped+filtered");
+	for (i = 0; i < rep->nstorm; i++) {
+		const struct pkb_storm_result *r = &rep->storm[i];
+		char dur[16];
+
+		if (r->status < 0)
+			continue;
+		snprintf(dur, sizeof(dur), "%gs", r->seconds);
+		fprintf(f, "%-8s %4s %8d %8lu %8lu %8lu %9lu %9lu %9lu %8s %9s %8lu %lu+%lu+%lu\n",
+			pkb_smode_names[r->mode], dur, printers(r), (unsigned long)r->fs.handoffs,
+			(unsigned long)r->fs.waits, (unsigned long)r->fs.wait_timeouts,
+			(unsigned long)r->fs.budget_deferrals, (unsigned long)r->fs.direct_records,
+			(unsigned long)r->fs.thread_records, NS(b[0], r->fs.max_print_ns),
+			NS(b[1], (uint64_t)record_write_ns(r)),
+			(unsigned long)(r->store_next_seq - r->start_seq), (unsigned long)r->con_records,
+			(unsigned long)r->con_dropped, (unsigned long)r->con_skipped);
+	}
+	if (o->doubled) {
+		int m;
+
+		fprintf(f, "\nstorm, D doubled (at D, then at 2D; same T, B and store):\n");
+		for (m = 0; m < PKB_NSMODES; m++) {
+			const struct pkb_storm_result *a = NULL, *c = NULL;
+
+			for (i = 0; i < rep->nstorm; i++) {
+				const struct pkb_storm_result *r = &rep->storm[i];
+
+				if (r->mode != (enum pkb_smode)m || r->status < 0)
+					continue;
+				if (r->seconds == o->seconds)
+					a = r;
+				else if (r->seconds == 2 * o->seconds)
+					c = r;
+			}
+			if (!a || !c || !a->hist.max)
+				continue;
+			fprintf(f, "  %-8s max %8s -> %8s (x%.2f)   max<stop %8s -> %8s (x%.2f, %.1f -> %.1f "
+				   "record writes)\n",
+				pkb_smode_names[m], NS(b[0], a->hist.max), NS(b[1], c->hist.max),
+				(double)c->hist.max / (double)a->hist.max, NS(b[2], a->max_in_storm_ns),
+				NS(b[3], c->max_in_storm_ns),
+				a->max_in_storm_ns ? (double)c->max_in_storm_ns / (double)a->max_in_storm_ns : 0,
+				record_write_ns(a) > 0 ? (double)a->max_in_storm_ns / record_write_ns(a) : 0,
+				record_write_ns(c) > 0 ? (double)c->max_in_storm_ns / record_write_ns(c) : 0);
+		}
+	}
+	if (fails)
+		fprintf(f, "\nstorm: %d problem%s above\n", fails, fails == 1 ? "" : "s");
+}
+
+static const struct pkb_lat_result *find_lat(const struct pkb_report *rep, const char *name,
+					     const char *where, int threads,
+					     enum pkb_lat_variant v)
+{
+	int i;
+
+	for (i = 0; i < rep->nlat; i++) {
+		const struct pkb_lat_result *r = &rep->lat[i];
+
+		if (r->threads == threads && r->variant == v && !strcmp(r->name, name) &&
+		    !strcmp(r->where, where))
+			return r;
+	}
+	return NULL;
+}
+
+static void lat_cells(FILE *f, const struct pkb_lat_result *r)
+{
+	char b[4][24];
+
+	if (!r || r->status != 0) {
+		fprintf(f, " %8s %8s %8s %8s", "-", "-", "-", "-");
+		return;
+	}
+	fprintf(f, " %8s %8s %8s %8s", NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
+		NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
+		NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max));
+}
+
+void pkb_report_latency(FILE *f, const struct pkb_report *rep)
+{
+	const struct pkb_latency_opts *o = rep->lat_opts;
+	int ti, i;
+
+	fprintf(f, "\nlatency: per-call time, message \"%s\"\n",
+		"buffer has consumed %ld bytes of extra storage, current allocation: %ld bytes");
+	fprintf(f, "  burst: %ld calls per thread back to back; sustained: %g s at %u calls/s per thread\n",
+		o->burst, o->sustained_s, o->rate);
+	for (ti = 0; ti < o->nthreads; ti++) {
+		int th = o->threads[ti];
+
+		fprintf(f, "\n%d thread%s  %-29s %-36s %-36s %s\n", th, th == 1 ? " " : "s", "",
+			"| burst", "| sustained", "| lines in file");
+		fprintf(f, "%-18s %-12s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "logger", "output",
+			"p50", "p99", "p99.9", "max", "p50", "p99", "p99.9", "max", "burst/sust.");
+		for (i = 0; i < rep->nlat; i++) {
+			const struct pkb_lat_result *r = &rep->lat[i], *s;
+
+			if (r->threads != th || r->variant != PKB_BURST)
+				continue;
+			fprintf(f, "%-18s %-12s", r->name, r->where);
+			if (r->status == 1) {
+				fprintf(f, " skipped: %s\n", r->why);
+				continue;
+			}
+			if (r->status < 0) {
+				fprintf(f, " FAILED: %s\n", r->why);
+				continue;
+			}
+			s = find_lat(rep, r->name, r->where, th, PKB_SUSTAINED);
+			lat_cells(f, r);
+			lat_cells(f, s);
+			if (!strcmp(r->where, "syslog daemon"))
+				fprintf(f, "  n/a");
+			else
+				fprintf(f, "  %lu/%lu %lu/%lu", (unsigned long)r->file_lines,
+					(unsigned long)r->calls, s ? (unsigned long)s->file_lines : 0,
+					s ? (unsigned long)s->calls : 0);
+			if (s && s->status < 0)
+				fprintf(f, "  (sustained FAILED: %s)", s->why);
+			fputc('\n', f);
+		}
+	}
+}
+
+void pkb_report_crash(FILE *f, const struct pkb_report *rep)
+{
+	int i;
+
+	fprintf(f, "\ncrash: each logger logs %ld records to a file in a child, then abort()s\n",
+		rep->crash_opts->records);
+	fprintf(f, "%-30s %8s %8s %8s %-8s %s\n", "logger", "logged", "in file", "lost", "signal",
+		"crash report in file");
+	for (i = 0; i < rep->ncrash; i++) {
+		const struct pkb_crash_result *r = &rep->crash[i];
+		char sig[16];
+
+		if (r->status == 1) {
+			fprintf(f, "%-30s skipped: %s\n", r->name, r->why);
+			continue;
+		}
+		if (r->term_signal)
+			snprintf(sig, sizeof(sig), "SIG%s", sigabbrev_np(r->term_signal));
+		else
+			snprintf(sig, sizeof(sig), "-");
+		fprintf(f, "%-30s %8ld %8ld %8ld %-8s %s", r->name, r->logged, r->found,
+			r->logged - r->found, sig, r->crash_report ? "yes" : "no");
+		if (r->status < 0)
+			fprintf(f, "  (FAILED: %s)", r->why);
+		fputc('\n', f);
+	}
+}
