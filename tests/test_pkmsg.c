@@ -558,13 +558,15 @@ static void read_until(int fd, char *buf, size_t size, size_t *len, const char *
 	}
 }
 
-static void stop(pid_t pid, int fd)
+/* Interrupt a follower: it dies of the signal, off the waiter count. */
+static void stop(pid_t pid, int fd, int sig)
 {
 	int status;
 
-	kill(pid, SIGTERM);
+	kill(pid, sig);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+	assert_int_equal(atomic_load(&pk__g.ring.h->waiters), 0);
 	close(fd);
 }
 
@@ -592,7 +594,7 @@ static void test_follow(void **state)
 		p = strstr(p, want);
 		assert_non_null(p);	/* all of them, in order */
 	}
-	stop(pid, fd);
+	stop(pid, fd, SIGINT);
 
 	/* -W: only what comes after it started. */
 	len = 0;
@@ -611,7 +613,7 @@ static void test_follow(void **state)
 	read_until(fd, buf, sizeof(buf), &len, "] new ");
 	assert_null(strstr(buf, "before"));
 	assert_null(strstr(buf, "follow"));
-	stop(pid, fd);
+	stop(pid, fd, SIGTERM);
 	pk_shutdown();
 	unlink(path);
 	free(path);

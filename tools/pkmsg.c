@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -177,6 +178,32 @@ static void print_stats(const char *path, const struct pk_store_info *in)
 	printf("descriptors:      %llu\n", (unsigned long long)in->desc_count);
 }
 
+/*
+ * A follower registers in the store header's waiter count while it sleeps.
+ * Interrupted (^C), it must leave through pk_reader_wait's exit path, which
+ * takes itself off the count; so these signals only set a flag and break
+ * the sleep (no SA_RESTART), and are re-raised once the reader is closed.
+ */
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -238,6 +265,8 @@ static int run(const struct opts *o)
 		pk_reader_seek(r, o->since);
 	expect = pk_reader_tell(r);
 	dump_end = info.next_seq;
+	if (o->follow)
+		catch_stop_signals();
 
 	for (;;) {
 		ret = pk_reader_next(r, &rec);
@@ -265,8 +294,10 @@ static int run(const struct opts *o)
 		if (fflush(stdout) == EOF)
 			break;
 		if (o->follow) {
+			if (stop_sig)
+				break;
 			ret = pk_reader_wait(r, 1000);
-			if (ret < 0)
+			if (ret < 0 || stop_sig)
 				break;
 			/* A new writer may have reopened the store. */
 			pk_reader_info(r, &info);
@@ -290,6 +321,11 @@ static int run(const struct opts *o)
 		pk_reader_wait(r, 50);
 	}
 	pk_reader_close(r);
+	if (stop_sig) {
+		fflush(stdout);
+		signal(stop_sig, SIG_DFL);
+		raise(stop_sig);
+	}
 	if (ferror(stdout)) {
 		fprintf(stderr, "pkmsg: write error: %s\n", strerror(errno));
 		return EXIT_NOSTORE;
