@@ -513,6 +513,16 @@ void pk__flush_shutdown(void)
 	pk__cl_reset(&F.lock);
 }
 
+void pk__flush_atfork_prepare(void)
+{
+	pk__con_atfork_prepare();
+}
+
+void pk__flush_atfork_parent(void)
+{
+	pk__con_atfork_parent();
+}
+
 void pk__flush_atfork_child(void)
 {
 	struct pk_console *c;

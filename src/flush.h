@@ -16,6 +16,9 @@ int pk__flush_init(const struct pk_config *cfg);
 void pk__flush_after_store(int level, uint64_t seq);
 /* Flush everything, stop printer threads, unregister consoles. */
 void pk__flush_shutdown(void);
+/* Around fork(): keep the console registry consistent for the child. */
+void pk__flush_atfork_prepare(void);
+void pk__flush_atfork_parent(void);
 /* In the child after fork(): reset locks and threads that did not survive. */
 void pk__flush_atfork_child(void);
 

@@ -80,8 +80,8 @@ static void store_backtrace(int skip)
 				obj = obj ? obj + 1 : info.dli_fname;
 			}
 		}
-		store_line(line, (size_t)fmt_line(line, sizeof(line), " #%02d %p %s+0x%lx [%s]", i - skip,
-						 frames[i], sym ? sym : "?", (unsigned long)off, obj));
+		store_line(line, (size_t)fmt_line(line, sizeof(line), " #%02d 0x%lx %s+0x%lx [%s]", i - skip,
+						 (unsigned long)(uintptr_t)frames[i], sym ? sym : "?", (unsigned long)off, obj));
 	}
 }
 
@@ -202,8 +202,8 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		return;
 	}
 	pk__self.emergency++;
-	l = fmt_line(line, sizeof(line), "Unable to handle %s at address %p in thread %u (code %d)",
-		     sig_name(sig), si ? si->si_addr : NULL, tid, si ? si->si_code : 0);
+	l = fmt_line(line, sizeof(line), "Unable to handle %s at address 0x%lx in thread %u (code %d)",
+		     sig_name(sig), si ? (unsigned long)(uintptr_t)si->si_addr : 0ul, tid, si ? si->si_code : 0);
 	store_line(line, (size_t)l);
 	store_backtrace(1);
 	flush_everything();

@@ -36,7 +36,7 @@ static void atfork_child(void)
 
 static void register_atfork(void)
 {
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(pk__flush_atfork_prepare, pk__flush_atfork_parent, atfork_child);
 }
 
 uint32_t pk__tid(void)

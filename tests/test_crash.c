@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Crash, panic, exit and fork, in every mode, each in a forked child whose
+ * console is a file the parent reads afterwards.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+#define K 200
+#define PK__N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_THREAD };
+static const char *const mode_names[] = { "handoff", "legacy", "thread" };
+
+/* The child's libprintk: no default console, crash handler on. */
+static void child_init(enum pk_mode mode)
+{
+	struct pk_config cfg;
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_CRASH_HANDLER;
+	cfg.mode = mode;
+	cfg.buffer_size = 1 << 20;
+	if (pk_init(&cfg))
+		_exit(90);
+}
+
+/* A file console that takes its time: 50 KB/s. */
+static void add_slow_file(const char *path)
+{
+	struct pk_console_driver f, t;
+
+	if (pk_console_file_make(path, 0, &f) || pk_console_throttle_make(&f, 50000, &t) ||
+	    !pk_console_register_driver(&t, -1))
+		_exit(91);
+}
+
+/* A console whose write() blocks for ever; write_atomic, if any, appends to a file. */
+static int never_fd[2];
+static int atomic_fd = -1;
+static _Atomic int inside;
+
+static _Noreturn void block_for_ever(void)
+{
+	char c;
+
+	for (;;)
+		if (read(never_fd[0], &c, 1) < 0 && errno != EINTR)
+			pause();
+}
+
+static long never_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	atomic_store(&inside, 1);
+	block_for_ever();
+}
+
+static long atomic_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	return write(atomic_fd, buf, len);
+}
+
+static const struct pk_console_ops never_ops = { .name = "never", .write = never_write };
+static const struct pk_console_ops never_atomic_ops = {
+	.name = "never-atomic", .write = never_write, .write_atomic = atomic_write
+};
+
+static void *get_stuck(void *arg)
+{
+	(void)arg;
+	pk_info("this thread gets stuck in a console\n");
+	return NULL;
+}
+
+/* Register a console that blocks for ever and have a thread stuck in it. */
+static void add_stuck_console(const struct pk_console_ops *ops)
+{
+	pthread_t t;
+
+	if (pipe(never_fd) || !pk_console_register(ops, NULL, -1))
+		_exit(92);
+	pthread_create(&t, NULL, get_stuck, NULL);
+	while (!atomic_load(&inside))
+		usleep(1000);
+}
+
+static void store_k(void)
+{
+	int k;
+
+	for (k = 0; k < K; k++)
+		pk_info("record %d of %d\n", k, K);
+}
+
+/* A NULL dereference the compiler cannot see through. */
+static volatile int *volatile null_ptr;
+
+static void crash_now(void)
+{
+	*null_ptr = 1;
+}
+
+enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, PANIC, EXIT };
+
+static void child(enum pk_mode mode, enum how how, const char *path, const char *path2)
+{
+	child_init(mode);
+	add_slow_file(path);
+	if (how == CRASH_STUCK)
+		add_stuck_console(&never_ops);
+	if (how == CRASH_TAKEOVER) {
+		atomic_fd = open(path2, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		add_stuck_console(&never_atomic_ops);
+	}
+	store_k();
+	switch (how) {
+	case PANIC:
+		pk_panic("the end %d", 42);
+	case EXIT:
+		exit(0);
+	default:
+		crash_now();
+		_exit(93);
+	}
+}
+
+static char *run(enum pk_mode mode, enum how how, int *status, char **text2)
+{
+	char *path = tu_tmp_path("crash"), *path2 = tu_tmp_path("crash2"), *text;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child(mode, how, path, path2);
+	assert_int_equal(waitpid(pid, status, 0), pid);
+	text = tu_read_file(path, NULL);
+	assert_non_null(text);
+	if (text2)
+		*text2 = tu_read_file(path2, NULL);
+	unlink(path);
+	unlink(path2);
+	free(path);
+	free(path2);
+	return text;
+}
+
+static void check_all_k(const char *text)
+{
+	char want[64];
+	int k;
+
+	for (k = 0; k < K; k++) {
+		snprintf(want, sizeof(want), "] record %d of %d\n", k, K);
+		if (!strstr(text, want))
+			fail_msg("missing: %s", want);
+	}
+}
+
+static void test_crash_every_mode(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH, &st, NULL);
+
+		print_message("%s: crash report and %d records\n", mode_names[modes[i]], K);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV (segmentation fault) at address 0x"));
+		assert_non_null(strstr(text, "Call trace:"));
+		free(text);
+	}
+}
+
+/* Another thread is stuck for ever inside a second console's write(). */
+static void test_crash_with_stuck_console(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_STUCK, &st, NULL);
+
+		print_message("%s: stuck console, crash path took over\n", mode_names[modes[i]]);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV"));
+		free(text);
+	}
+}
+
+/* The stuck console has write_atomic(): panic takes it by force and uses that. */
+static void test_crash_hostile_takeover(void **state)
+{
+	char *text, *text2;
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		text = run(modes[i], CRASH_TAKEOVER, &st, &text2);
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(text2);
+		check_all_k(text2);
+		assert_non_null(strstr(text2, "Unable to handle SIGSEGV"));
+		free(text);
+		free(text2);
+	}
+}
+
+static void test_panic_every_mode(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], PANIC, &st, NULL);
+
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGABRT);
+		check_all_k(text);
+		assert_non_null(strstr(text, "] Kernel panic - not syncing: the end 42\n"));
+		/* Printed once, not again by the crash handler on abort(). */
+		assert_int_equal(tu_count(text, "Kernel panic"), 1);
+		assert_null(strstr(text, "Unable to handle"));
+		free(text);
+	}
+}
+
+static void test_exit_flush_every_mode(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], EXIT, &st, NULL);
+
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		check_all_k(text);
+		free(text);
+	}
+}
+
+/* fork() during a storm: the child can log at once. */
+static _Atomic int fstop;
+
+static void *fork_stormer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&fstop))
+		pk_info("parent storm record with some text to make it about 80 bytes long\n");
+	return NULL;
+}
+
+static void run_fork_storm(enum pk_mode mode)
+{
+	char *path = tu_tmp_path("fork"), *text, want[64];
+	struct pk_config cfg;
+	struct pk_console_driver f, t;
+	pthread_t th[4];
+	int i, st;
+	pid_t pid;
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = mode;
+	cfg.buffer_size = 32 << 10;
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_int_equal(pk_console_file_make(path, 0, &f), 0);
+	assert_int_equal(pk_console_throttle_make(&f, 400000, &t), 0);
+	assert_non_null(pk_console_register_driver(&t, -1));
+	atomic_store(&fstop, 0);
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, fork_stormer, NULL);
+	for (i = 0; i < 10; i++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			pk_info("child %d alive\n", i);
+			_exit(pk_flush(20000) == 0 ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+	atomic_store(&fstop, 1);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	pk_shutdown();
+	text = tu_read_file(path, NULL);
+	for (i = 0; i < 10; i++) {
+		snprintf(want, sizeof(want), "] child %d alive\n", i);
+		assert_non_null(strstr(text, want));
+	}
+	free(text);
+	unlink(path);
+	free(path);
+}
+
+static void test_fork_storm_handoff(void **state) { (void)state; run_fork_storm(PK_MODE_HANDOFF); }
+static void test_fork_storm_legacy(void **state) { (void)state; run_fork_storm(PK_MODE_LEGACY); }
+static void test_fork_storm_thread(void **state) { (void)state; run_fork_storm(PK_MODE_THREAD); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crash_every_mode),
+		cmocka_unit_test(test_crash_with_stuck_console),
+		cmocka_unit_test(test_crash_hostile_takeover),
+		cmocka_unit_test(test_panic_every_mode),
+		cmocka_unit_test(test_exit_flush_every_mode),
+		cmocka_unit_test(test_fork_storm_handoff),
+		cmocka_unit_test(test_fork_storm_legacy),
+		cmocka_unit_test(test_fork_storm_thread),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
