@@ -51,6 +51,18 @@ static int write_ccdf(const char *path, const struct pkb_hist *h)
 	return 0;
 }
 
+/* One point: the longest call, drawn as a marker so it stands out. */
+static int write_max(const char *path, const struct pkb_hist *h)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "%.9g %.9g\n", (double)h->max / 1e9, 1.0 / (double)h->count);
+	fclose(f);
+	return 0;
+}
+
 static int cmp_share(const void *a, const void *b)
 {
 	const struct pkb_share *x = a, *y = b;
@@ -73,8 +85,14 @@ static int write_shares(const char *path, const struct pkb_storm_result *r)
 		total += s[i].bytes;
 	/* Every worker gets a point, printers or not; then other threads that printed. */
 	for (i = 0; i < n && total; i++) {
-		const char *lbl = s[i].printer_thread ? "printer" : s[i].who == PKB_WHO_MAIN ? "main" : "";
+		char lbl[16] = "";
 
+		if (s[i].printer_thread)
+			snprintf(lbl, sizeof(lbl), "printer");
+		else if (s[i].who == PKB_WHO_MAIN)
+			snprintf(lbl, sizeof(lbl), "main");
+		else if (s[i].who >= 0 && rank == 0)
+			snprintf(lbl, sizeof(lbl), "w%d", s[i].who);
 		fprintf(f, "%d %.6f \"%s\"\n", ++rank, 100.0 * (double)s[i].bytes / (double)total, lbl);
 	}
 	for (i = 0; i < n; i++)
@@ -103,6 +121,9 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 		snprintf(data, sizeof(data), "%s/ccdf-%d.dat", dir, i);
 		if (write_ccdf(data, &r->hist) < 0)
 			return -errno;
+		snprintf(data, sizeof(data), "%s/max-%d.dat", dir, i);
+		if (write_max(data, &r->hist) < 0)
+			return -errno;
 		if (!longest[r->mode] || r->seconds > longest[r->mode]->seconds)
 			longest[r->mode] = r;
 	}
@@ -126,7 +147,8 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 		   "set format x '10^{%%L}'\nset format y '10^{%%L}'\n"
 		   "set xlabel 'pk\\_printk() call time, seconds'\n"
 		   "set ylabel 'fraction of calls that took at least x'\n"
-		   "set title 'call time (CCDF, log-log; dashed: D doubled)'\n");
+		   "set title 'call time (CCDF, log-log; dashed, open marker: D doubled; "
+		   "marker: longest call)'\n");
 	fputs("plot ", g);
 	for (i = 0; i < rep->nstorm; i++) {
 		const struct pkb_storm_result *r = &rep->storm[i];
@@ -135,14 +157,16 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 		if (r->status < 0 || !r->hist.count)
 			continue;
 		fprintf(g, "%s'%s/ccdf-%d.dat' using 1:2 with steps lw 2 dt %d lc rgb '%s' "
-			   "title '%s, D=%g s'",
+			   "title '%s, D=%g s', '%s/max-%d.dat' using 1:2 with points pt %d ps 1.6 "
+			   "lc rgb '%s' notitle",
 			first ? "" : ", ", dir, i, dashed ? 2 : 1, colors[r->mode],
-			pkb_smode_names[r->mode], r->seconds);
+			pkb_smode_names[r->mode], r->seconds, dir, i, dashed ? 6 : 7, colors[r->mode]);
 		first = 0;
 	}
 	fputs("\n", g);
 	fprintf(g, "unset logscale\nset format x '%%g'\nset format y '%%g%%%%'\n"
-		   "set xrange [0.5:%d.5]\nset yrange [0:105]\nset xtics 1\n"
+		   "set xrange [0.5:%d.5]\nset yrange [0:110]\nset xtics 1\n"
+		   "set style fill solid 0.85 noborder\nset boxwidth 0.19\n"
 		   "set xlabel 'threads, by console bytes written (largest first)'\n"
 		   "set ylabel 'share of console bytes'\n"
 		   "set title 'printer share per thread (longest run of each mode)'\n",
@@ -150,17 +174,22 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 	fputs("plot ", g);
 	first = 1;
 	for (m = 0; m < PKB_NSMODES; m++) {
+		double off = -0.3 + 0.2 * m;
+
 		if (!longest[m])
 			continue;
-		fprintf(g, "%s'%s/share-%d.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '%s' "
-			   "title '%s', '' using 1:2:3 with labels offset 0,1 tc rgb '%s' notitle",
-			first ? "" : ", ", dir, m, colors[m], pkb_smode_names[m], colors[m]);
+		fprintf(g, "%s'%s/share-%d.dat' using ($1%+.2f):2 with boxes lc rgb '%s' "
+			   "title '%s', '' using ($1%+.2f):2:3 with labels left rotate by 90 "
+			   "offset 0,0.5 tc rgb '%s' font 'sans,9' notitle",
+			first ? "" : ", ", dir, m, off, colors[m], pkb_smode_names[m], off, colors[m]);
 		first = 0;
 	}
 	fputs("\nunset multiplot\n", g);
 	st = pclose(g);
 	for (i = 0; i < rep->nstorm; i++) {
 		snprintf(data, sizeof(data), "%s/ccdf-%d.dat", dir, i);
+		remove(data);
+		snprintf(data, sizeof(data), "%s/max-%d.dat", dir, i);
 		remove(data);
 	}
 	for (m = 0; m < PKB_NSMODES; m++) {
