@@ -25,7 +25,11 @@
 #define PKB_MAX_CRASH_RUNS	16
 
 /* The storm's flush-mode variants. */
-enum pkb_smode { PKB_LEGACY, PKB_HANDOFF, PKB_BUDGET, PKB_THREAD, PKB_NSMODES };
+enum pkb_smode {
+	PKB_LEGACY, PKB_HANDOFF, PKB_BUDGET, PKB_THREAD,
+	PKB_BASELINE,	/* control: no libprintk, the workers only format the message */
+	PKB_NSMODES
+};
 
 extern const char *const pkb_smode_names[PKB_NSMODES];
 
@@ -117,6 +121,7 @@ struct pkb_lat_result {
 	enum pkb_lat_variant variant;
 	uint64_t calls;
 	uint64_t file_lines;	/* lines with the message found afterwards */
+	uint64_t file_dropped;	/* sum of N in "** N printk messages dropped **" */
 	double wall_s;
 	struct pkb_hist hist;
 };

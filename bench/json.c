@@ -117,8 +117,10 @@ static void jlat(FILE *f, const struct pkb_lat_result *r)
 	fprintf(f, ", \"threads\": %d, \"variant\": \"%s\", \"status\": %d, \"why\": ", r->threads,
 		r->variant == PKB_BURST ? "burst" : "sustained", r->status);
 	jstr(f, r->why);
-	fprintf(f, ",\n     \"calls\": %lu, \"file_lines\": %lu, \"wall_s\": %.6f, \"call_ns\": ",
-		(unsigned long)r->calls, (unsigned long)r->file_lines, r->wall_s);
+	fprintf(f, ",\n     \"calls\": %lu, \"file_lines\": %lu, \"file_dropped\": %lu, "
+		   "\"wall_s\": %.6f, \"call_ns\": ",
+		(unsigned long)r->calls, (unsigned long)r->file_lines, (unsigned long)r->file_dropped,
+		r->wall_s);
 	jhist(f, &r->hist);
 	fputc('}', f);
 }

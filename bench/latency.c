@@ -42,6 +42,27 @@ struct lthread {
 
 static pthread_barrier_t start_line;
 
+/* Lines carrying the message, and the records drop notices report lost. */
+static void scan_file(const char *path, struct pkb_lat_result *r)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *p;
+	size_t cap = 0;
+	unsigned long n;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) >= 0) {
+		if (strstr(line, PKB_PEER_MARK))
+			r->file_lines++;
+		else if ((p = strstr(line, "** ")) && strstr(p, "printk messages dropped") &&
+			 sscanf(p, "** %lu", &n) == 1)
+			r->file_dropped += n;
+	}
+	free(line);
+	fclose(f);
+}
+
 static void *lthread_main(void *arg)
 {
 	struct lthread *t = arg;
@@ -124,11 +145,8 @@ static int latency_child(void *arg, void *out)
 	t1 = pkb_now_ns();
 	r->wall_s = (double)(t1 - t0) / 1e9;
 	j->lg->close();
-	if (!strcmp(j->lg->where, "file") || !strcmp(j->lg->where, "store only")) {
-		long n = pkb_count_lines(j->path, PKB_PEER_MARK);
-
-		r->file_lines = n < 0 ? 0 : (uint64_t)n;
-	}
+	if (!strcmp(j->lg->where, "file") || !strcmp(j->lg->where, "store only"))
+		scan_file(j->path, r);
 	return 0;
 }
 

@@ -185,7 +185,7 @@ int main(int argc, char **argv)
 		do_crash = 1;
 	} else if (!strcmp(cmd, "demo")) {
 		do_storm = do_lat = do_crash = 1;
-		so.seconds = 5;
+		so.seconds = 4;
 		so.doubled = 1;
 		lo.sustained_s = 1;
 		json = "out/pkbench.json";
@@ -301,7 +301,8 @@ int main(int argc, char **argv)
 		rep.nstorm = pkb_storm_run(&so, storm, PKB_MAX_STORM_RUNS);
 		pkb_report_storm(stdout, &rep);
 		for (i = 0; i < rep.nstorm; i++)
-			if (storm[i].status < 0 || !storm[i].complete)
+			if (storm[i].status < 0 ||
+			    (storm[i].mode != PKB_BASELINE && !storm[i].complete))
 				status = 1;
 	}
 	if (do_lat) {

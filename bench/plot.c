@@ -24,6 +24,7 @@ static const char *const colors[PKB_NSMODES] = {
 	[PKB_HANDOFF] = "#1f77b4",
 	[PKB_BUDGET] = "#2ca02c",
 	[PKB_THREAD] = "#9467bd",
+	[PKB_BASELINE] = "#7f7f7f",
 };
 
 static int write_ccdf(const char *path, const struct pkb_hist *h)
@@ -127,6 +128,7 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 		if (!longest[r->mode] || r->seconds > longest[r->mode]->seconds)
 			longest[r->mode] = r;
 	}
+	longest[PKB_BASELINE] = NULL;	/* nothing printed */
 	for (m = 0; m < PKB_NSMODES; m++) {
 		if (!longest[m])
 			continue;

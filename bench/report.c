@@ -115,6 +115,16 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 			fails++;
 			continue;
 		}
+		if (r->mode == PKB_BASELINE) {
+			fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %8s %7s %s\n",
+				pkb_smode_names[r->mode], dur, (unsigned long)r->calls,
+				NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
+				NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
+				NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max),
+				NS(b[4], r->max_in_storm_ns), "-", "-", (unsigned long)r->watchdog, "-",
+				"-", "-", "n/a");
+			continue;
+		}
 		share = top_share(r, who, sizeof(who));
 		snprintf(sh, sizeof(sh), "%s %.1f%%", who, share * 100);
 		if (rw > 0)
@@ -149,7 +159,7 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 		const struct pkb_storm_result *r = &rep->storm[i];
 		char dur[16];
 
-		if (r->status < 0)
+		if (r->status < 0 || r->mode == PKB_BASELINE)
 			continue;
 		snprintf(dur, sizeof(dur), "%gs", r->seconds);
 		fprintf(f, "%-8s %4s %8d %8lu %8lu %8lu %9lu %9lu %9lu %8s %9s %8lu %lu+%lu+%lu\n",
@@ -180,6 +190,12 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 			}
 			if (!a || !c || !a->hist.max)
 				continue;
+			if (m == PKB_BASELINE) {
+				fprintf(f, "  %-8s max %8s -> %8s (x%.2f)   (no printing: preemption only)\n",
+					pkb_smode_names[m], NS(b[0], a->hist.max), NS(b[1], c->hist.max),
+					(double)c->hist.max / (double)a->hist.max);
+				continue;
+			}
 			fprintf(f, "  %-8s max %8s -> %8s (x%.2f)   max<stop %8s -> %8s (x%.2f, %.1f -> %.1f "
 				   "record writes)\n",
 				pkb_smode_names[m], NS(b[0], a->hist.max), NS(b[1], c->hist.max),
@@ -190,6 +206,13 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 				record_write_ns(c) > 0 ? (double)c->max_in_storm_ns / record_write_ns(c) : 0);
 		}
 	}
+	for (i = 0; i < rep->nstorm; i++)
+		if (rep->storm[i].mode == PKB_BASELINE && rep->storm[i].status == 0)
+			break;
+	if (i < rep->nstorm)
+		fprintf(f, "\nbaseline: the same threads only format the message (no libprintk);"
+			   " its tail is what\npreemption alone costs a call on this machine at T=%d.\n",
+			o->threads);
 	if (fails)
 		fprintf(f, "\nstorm: %d problem%s above\n", fails, fails == 1 ? "" : "s");
 }
@@ -221,6 +244,20 @@ static void lat_cells(FILE *f, const struct pkb_lat_result *r)
 	fprintf(f, " %8s %8s %8s %8s", NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
 		NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
 		NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max));
+}
+
+/* found/calls, or found+dropped/calls when drop notices reported losses. */
+static void lat_lines(FILE *f, const struct pkb_lat_result *r)
+{
+	if (!r || r->status != 0) {
+		fprintf(f, " -");
+		return;
+	}
+	if (r->file_dropped)
+		fprintf(f, " %lu+%lud/%lu", (unsigned long)r->file_lines,
+			(unsigned long)r->file_dropped, (unsigned long)r->calls);
+	else
+		fprintf(f, " %lu/%lu", (unsigned long)r->file_lines, (unsigned long)r->calls);
 }
 
 void pkb_report_latency(FILE *f, const struct pkb_report *rep)
@@ -256,12 +293,13 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 			s = find_lat(rep, r->name, r->where, th, PKB_SUSTAINED);
 			lat_cells(f, r);
 			lat_cells(f, s);
-			if (!strcmp(r->where, "syslog daemon"))
+			if (!strcmp(r->where, "syslog daemon")) {
 				fprintf(f, "  n/a");
-			else
-				fprintf(f, "  %lu/%lu %lu/%lu", (unsigned long)r->file_lines,
-					(unsigned long)r->calls, s ? (unsigned long)s->file_lines : 0,
-					s ? (unsigned long)s->calls : 0);
+			} else {
+				lat_lines(f, r);
+				fputc(' ', f);
+				lat_lines(f, s);
+			}
 			if (s && s->status < 0)
 				fprintf(f, "  (sustained FAILED: %s)", s->why);
 			fputc('\n', f);

@@ -40,6 +40,7 @@ const char *const pkb_smode_names[PKB_NSMODES] = {
 	[PKB_HANDOFF] = "handoff",
 	[PKB_BUDGET] = "budget",
 	[PKB_THREAD] = "thread",
+	[PKB_BASELINE] = "baseline",
 };
 
 struct job {
@@ -73,6 +74,22 @@ static _Atomic int stop_sampler;
 static _Atomic int workers_done;
 static pthread_barrier_t start_line;
 static uint64_t watchdog_ns;
+static int baseline;			/* PKB_BASELINE: snprintf() instead of pk_printk() */
+
+/*
+ * The baseline's call: the same formatting into a local buffer, no store,
+ * no console.  Its tail is what preemption alone costs a call when T
+ * threads share the CPUs.
+ */
+static __attribute__((noinline)) int format_only(int idx, unsigned long n)
+{
+	char buf[160];
+	int rc = snprintf(buf, sizeof(buf),
+			  MSG_MARK "%2d call %8lu: the quick brown fox jumps over the lazy dog\n", idx, n);
+
+	__asm__ volatile("" : : "r"(buf) : "memory");
+	return rc;
+}
 
 static void *worker_main(void *arg)
 {
@@ -86,8 +103,12 @@ static void *worker_main(void *arg)
 		int rc;
 
 		t0 = pkb_now_ns();
-		rc = pk_printk(PK_INFO, MSG_MARK "%2d call %8lu: the quick brown fox jumps over the lazy dog\n",
-			       w->idx, (unsigned long)n);
+		if (baseline)
+			rc = format_only(w->idx, (unsigned long)n);
+		else
+			rc = pk_printk(PK_INFO,
+				       MSG_MARK "%2d call %8lu: the quick brown fox jumps over the lazy dog\n",
+				       w->idx, (unsigned long)n);
 		t1 = pkb_now_ns();
 		d = t1 - t0;
 		pkb_hist_add(&w->hist, d);
@@ -307,7 +328,8 @@ static int storm_child(void *arg, void *out)
 	r->threads = n;
 	r->seconds = j->seconds;
 	pkb_hist_init(&r->hist);
-	if (setup(j, r, &con) < 0)
+	baseline = j->mode == PKB_BASELINE;
+	if (!baseline && setup(j, r, &con) < 0)
 		return 1;
 	watchdog_ns = (uint64_t)o->watchdog_ms * 1000000u;
 	w = aligned_alloc(64, sizeof(*w) * (size_t)n);
@@ -329,7 +351,8 @@ static int storm_child(void *arg, void *out)
 	memset(&smp, 0, sizeof(smp));
 	smp.con = con;
 	smp.nworkers = n;
-	pthread_create(&stid, NULL, sampler_main, &smp);
+	if (!baseline)
+		pthread_create(&stid, NULL, sampler_main, &smp);
 
 	pthread_barrier_wait(&start_line);
 	t_start = pkb_now_ns();
@@ -340,10 +363,11 @@ static int storm_child(void *arg, void *out)
 	for (i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	t_join = pkb_now_ns();
-	r->flush_rc = pk_flush(o->drain_timeout_s * 1000);
+	r->flush_rc = baseline ? 0 : pk_flush(o->drain_timeout_s * 1000);
 	t_flush = pkb_now_ns();
 	atomic_store_explicit(&stop_sampler, 1, memory_order_release);
-	pthread_join(stid, NULL);
+	if (!baseline)
+		pthread_join(stid, NULL);
 
 	for (i = 0; i < n; i++) {
 		pkb_hist_merge(&r->hist, &w[i].hist);
@@ -356,6 +380,13 @@ static int storm_child(void *arg, void *out)
 			r->worker_calls[i] = w[i].calls;
 			r->worker_max_ns[i] = w[i].hist.max;
 		}
+	}
+	r->storm_s = (double)(t_stop - t_start) / 1e9;
+	r->join_s = (double)(t_join - t_stop) / 1e9;
+	r->flush_s = (double)(t_flush - t_join) / 1e9;
+	if (baseline) {
+		r->caught_up_s = -1;
+		return 0;
 	}
 	collect_shares(r, w, n, (uint32_t)gettid());
 	pk_flush_stats_get(&r->fs);
@@ -373,9 +404,6 @@ static int storm_child(void *arg, void *out)
 	scan_file(j->path, r);
 	check_complete(r);
 
-	r->storm_s = (double)(t_stop - t_start) / 1e9;
-	r->join_s = (double)(t_join - t_stop) / 1e9;
-	r->flush_s = (double)(t_flush - t_join) / 1e9;
 	r->caught_up_s = smp.caught_up_at ? (double)(smp.caught_up_at - t_stop) / 1e9 : -1;
 	r->backlog_s = (double)smp.backlog_ns / 1e9;
 	r->backlog_busy_s = (double)smp.backlog_busy_ns / 1e9;
@@ -388,6 +416,7 @@ int pkb_storm_run(const struct pkb_storm_opts *o, struct pkb_storm_result *res, 
 	const char *dir = pkb_tmpdir();
 	int nd = o->doubled ? 2 : 1, d, m, nres = 0, total = 0, k = 0;
 	double drain_est = (double)o->buffer_size / (double)o->bps;
+	char why[160];
 
 	for (m = 0; m < PKB_NSMODES; m++)
 		if (o->modes & (1u << m))
@@ -397,7 +426,7 @@ int pkb_storm_run(const struct pkb_storm_opts *o, struct pkb_storm_result *res, 
 			struct job j = { .o = o, .mode = (enum pkb_smode)m,
 					 .seconds = o->seconds * (d ? 2 : 1) };
 			struct pkb_storm_result *r = &res[nres];
-			char label[128], why[160];
+			char label[128];
 			int rc;
 
 			if (!(o->modes & (1u << m)))
