@@ -39,6 +39,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,30 @@ static bool pending_any(void)
 	return ret;
 }
 
+/*
+ * Any console behind a record that is still being written?  A writer
+ * preempted between reserving and committing would otherwise make the
+ * holder leave, and the writer take over when it commits: in the kernel
+ * that window is a few instructions with preemption off; here it is not.
+ */
+static bool in_progress_any(void)
+{
+	uint64_t head = pk__ring_next_seq(&pk__g.ring);
+	struct pk_console *c;
+	bool ret = false;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES && !ret; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		ret = !pk__own_owner(&c->own) &&
+		      atomic_load_explicit(&c->next_seq, memory_order_relaxed) < head;
+		pk__con_put(i);
+	}
+	return ret;
+}
+
 static void kick_budget_thread(void)
 {
 	if (atomic_load_explicit(&F.budget_sleeping, memory_order_seq_cst)) {
@@ -123,11 +148,12 @@ static void console_unlock(bool handoff, uint64_t budget_ns)
 	uint64_t t0 = pk__now_ns();
 	struct pk_console *c;
 	enum pk__emit r;
+	unsigned patience;
 	bool progress;
 	int i;
 
 again:
-	do {
+	for (patience = 0;;) {
 		progress = false;
 		for (i = 0; i < PK_MAX_CONSOLES; i++) {
 			if (pk__panicking())
@@ -161,7 +187,16 @@ again:
 				goto out;
 			}
 		}
-	} while (progress);
+		if (progress) {
+			patience = 0;
+			continue;
+		}
+		if (patience++ < 20 && in_progress_any()) {
+			sched_yield();	/* let a preempted writer commit */
+			continue;
+		}
+		break;
+	}
 unlock:
 	pk__cl_unlock(&F.lock, tid);
 	/* LMM(fl:B) */

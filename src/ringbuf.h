@@ -13,7 +13,7 @@
  *       any signal handler, concurrently with everything below
  *   pk__ring_read (one reader struct)    one thread at a time per reader;
  *       any number of reader structs concurrently
- *   pk__ring_stats                       any thread
+ *   pk__ring_oldest / pk__ring_readable  any thread
  *   pk__ring_clear                       any thread, with everything above
  *   pk__ring_format / pk__ring_recover   while no writer uses the region
  */
