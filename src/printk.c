@@ -184,20 +184,25 @@ int pk__ensure_init(void)
 	return -EAGAIN;
 }
 
-/* Does @f contain a %n conversion?  Understands flags, width, precision, length. */
+/*
+ * Does @f contain a %n conversion?  Understands flags, width, precision
+ * and length modifiers.  strchr() jumps between conversions, so the cost
+ * is in the (vectorised) scan, not in a loop over every character.
+ */
 static bool has_percent_n(const char *f)
 {
-	for (; *f; f++) {
-		if (*f != '%')
-			continue;
+	while ((f = strchr(f, '%'))) {
 		f++;
-		if (*f == '%')
+		if (*f == '%') {
+			f++;
 			continue;
-		while (*f && strchr("-+ #0'", *f))
+		}
+		while (*f == '-' || *f == '+' || *f == ' ' || *f == '#' || *f == '0' || *f == '\'')
 			f++;
-		while (*f && (isdigit((unsigned char)*f) || *f == '*' || *f == '.' || *f == '$'))
+		while ((*f >= '0' && *f <= '9') || *f == '*' || *f == '.' || *f == '$')
 			f++;
-		while (*f && strchr("hlLqjztI", *f))
+		while (*f == 'h' || *f == 'l' || *f == 'L' || *f == 'q' || *f == 'j' || *f == 'z' ||
+		       *f == 't' || *f == 'I')
 			f++;
 		if (*f == 'n')
 			return true;

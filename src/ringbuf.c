@@ -326,9 +326,11 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 	h = mix(h, m->tid);
 	for (i = 0; i < nw; i++) {
 		uint64_t w = 0;
-		uint32_t n = len - i * 8 < 8 ? len - i * 8 : 8;
 
-		memcpy(&w, text + i * 8, n);
+		if (i + 1 < nw || !(len & 7))
+			memcpy(&w, text + i * 8, 8);		/* a whole word: one load */
+		else
+			memcpy(&w, text + i * 8, len & 7);	/* the tail, zero-padded */
 		h = mix(h, w);
 		atomic_store_explicit(word_at(ring, lpos, 4 + i), w, PK_MO_FENCED_STORE);
 	}
