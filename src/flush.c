@@ -86,45 +86,74 @@ static void note_print_time(uint64_t ns)
 		;
 }
 
-/* Any console with something readable that nobody else is printing? */
-static bool pending_any(void)
+static void wake_printer(struct pk_console *c)
+{
+	/* LMM(fl:A) */
+	if (atomic_load_explicit(&c->sleeping, memory_order_seq_cst)) {
+		atomic_fetch_add_explicit(&c->wake, 1, memory_order_release);
+		pk__futex_wake(&c->wake, 1);
+	}
+}
+
+/*
+ * Call @fn for each registered console, pinned while it runs, until @fn
+ * returns non-zero.  Return: that value, or 0.  Any context.
+ */
+static uint64_t each_console(uint64_t (*fn)(struct pk_console *c, uint64_t arg), uint64_t arg)
 {
 	struct pk_console *c;
-	bool ret = false;
+	uint64_t ret = 0;
 	int i;
 
 	for (i = 0; i < PK_MAX_CONSOLES && !ret; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		ret = !pk__own_owner(&c->own) && pk__con_pending(c);
+		ret = fn(c, arg);
 		pk__con_put(i);
 	}
 	return ret;
 }
 
+/* Something readable that nobody else is printing? */
+static uint64_t con_pending(struct pk_console *c, uint64_t arg)
+{
+	(void)arg;
+	return !pk__own_owner(&c->own) && pk__con_pending(c);
+}
+
 /*
- * Any console behind a record that is still being written?  A writer
+ * Behind a record that is still being written (seq < @head)?  A writer
  * preempted between reserving and committing would otherwise make the
  * holder leave, and the writer take over when it commits: in the kernel
  * that window is a few instructions with preemption off; here it is not.
  */
+static uint64_t con_behind_free(struct pk_console *c, uint64_t head)
+{
+	return !pk__own_owner(&c->own) &&
+	       atomic_load_explicit(&c->next_seq, memory_order_relaxed) < head;
+}
+
+static uint64_t con_behind(struct pk_console *c, uint64_t target)
+{
+	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < target;
+}
+
+static uint64_t con_wake(struct pk_console *c, uint64_t arg)
+{
+	(void)arg;
+	wake_printer(c);
+	return 0;
+}
+
+static bool pending_any(void)
+{
+	return each_console(con_pending, 0);
+}
+
 static bool in_progress_any(void)
 {
-	uint64_t head = pk__ring_next_seq(&pk__g.ring);
-	struct pk_console *c;
-	bool ret = false;
-	int i;
-
-	for (i = 0; i < PK_MAX_CONSOLES && !ret; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
-		ret = !pk__own_owner(&c->own) &&
-		      atomic_load_explicit(&c->next_seq, memory_order_relaxed) < head;
-		pk__con_put(i);
-	}
-	return ret;
+	return each_console(con_behind_free, pk__ring_next_seq(&pk__g.ring));
 }
 
 static void kick_budget_thread(void)
@@ -272,27 +301,10 @@ static void *printer_main(void *arg)
 	return NULL;
 }
 
-static void wake_printer(struct pk_console *c)
-{
-	/* LMM(fl:A) */
-	if (atomic_load_explicit(&c->sleeping, memory_order_seq_cst)) {
-		atomic_fetch_add_explicit(&c->wake, 1, memory_order_release);
-		pk__futex_wake(&c->wake, 1);
-	}
-}
 
 static void wake_printers(void)
 {
-	struct pk_console *c;
-	int i;
-
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
-		wake_printer(c);
-		pk__con_put(i);
-	}
+	each_console(con_wake, 0);
 }
 
 static int start_printer(struct pk_console *c)
@@ -421,18 +433,7 @@ int pk__flush_max_loglevel(void)
 /* Have all consoles printed (or skipped) every record before @target? */
 static bool caught_up(uint64_t target)
 {
-	struct pk_console *c;
-	bool ret = true;
-	int i;
-
-	for (i = 0; i < PK_MAX_CONSOLES && ret; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
-		ret = atomic_load_explicit(&c->next_seq, memory_order_acquire) >= target;
-		pk__con_put(i);
-	}
-	return ret;
+	return !each_console(con_behind, target);
 }
 
 static uint64_t progress_sum(void)
