@@ -67,6 +67,11 @@ struct pkb_storm_result {
 	uint64_t call_errors;		/* pk_printk() < 0 */
 	uint64_t watchdog;		/* calls longer than W */
 	uint64_t max_in_storm_ns;	/* longest call, counted up to the stop */
+	/* printing stints of calling threads before the stop (stint.h) */
+	uint64_t stints;
+	uint64_t stint_max_writes;
+	uint64_t stint_max_ns;
+	int stint_max_who;		/* worker index */
 	uint64_t worker_calls[PKB_MAX_THREADS];
 	uint64_t worker_max_ns[PKB_MAX_THREADS];
 	struct pkb_hist hist;		/* call times, all workers */
@@ -100,6 +105,7 @@ struct pkb_storm_result {
 	int flush_rc;
 	double backlog_s;		/* sampled time with a backlog */
 	double backlog_busy_s;		/* console busy time inside it */
+	uint64_t backlog_bytes;		/* console bytes written inside it */
 };
 
 struct pkb_latency_opts {

@@ -84,6 +84,7 @@ int pkb_crash_run(const struct pkb_crash_opts *o, struct pkb_crash_result *res, 
 		}
 		pkb_progress("crash %d/%d: %s, %ld records then abort()", k, total, lg->name,
 			     o->records);
+		pkb_peer_size_store((unsigned long)o->records);
 		snprintf(path, sizeof(path), "%s/crash-%d.log", dir, l);
 		unlink(path);
 		fflush(NULL);

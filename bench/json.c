@@ -59,9 +59,11 @@ static void jstorm(FILE *f, const struct pkb_storm_result *r)
 		r->seconds, r->status);
 	jstr(f, r->error);
 	fprintf(f, ",\n     \"calls\": %lu, \"call_errors\": %lu, \"watchdog_firings\": %lu, "
-		   "\"max_in_storm_ns\": %lu,\n     \"call_ns\": ",
+		   "\"max_in_storm_ns\": %lu,\n     \"stints\": %lu, \"stint_max_writes\": %lu, "
+		   "\"stint_max_ns\": %lu, \"stint_max_worker\": %d,\n     \"call_ns\": ",
 		(unsigned long)r->calls, (unsigned long)r->call_errors, (unsigned long)r->watchdog,
-		(unsigned long)r->max_in_storm_ns);
+		(unsigned long)r->max_in_storm_ns, (unsigned long)r->stints,
+		(unsigned long)r->stint_max_writes, (unsigned long)r->stint_max_ns, r->stint_max_who);
 	jhist(f, &r->hist);
 	fputs(",\n     \"worker_calls\": [", f);
 	for (i = 0; i < r->threads && i < PKB_MAX_THREADS; i++)
@@ -103,9 +105,9 @@ static void jstorm(FILE *f, const struct pkb_storm_result *r)
 	jstr(f, r->complete_why);
 	fprintf(f, ",\n     \"storm_s\": %.6f, \"join_s\": %.6f, \"caught_up_s\": %.6f, "
 		   "\"flush_s\": %.6f, \"flush_rc\": %d, \"backlog_s\": %.6f, "
-		   "\"backlog_busy_s\": %.6f}",
+		   "\"backlog_busy_s\": %.6f, \"backlog_bytes\": %lu}",
 		r->storm_s, r->join_s, r->caught_up_s, r->flush_s, r->flush_rc, r->backlog_s,
-		r->backlog_busy_s);
+		r->backlog_busy_s, (unsigned long)r->backlog_bytes);
 }
 
 static void jlat(FILE *f, const struct pkb_lat_result *r)

@@ -183,6 +183,9 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 					r->status = 1;
 					continue;
 				}
+				pkb_peer_size_store((unsigned long)j.threads *
+						    (v == PKB_BURST ? (unsigned long)o->burst :
+						     (unsigned long)(o->rate * o->sustained_s) + 1));
 				snprintf(j.path, sizeof(j.path), "%s/latency-%d.log", dir, l);
 				unlink(j.path);
 				snprintf(label, sizeof(label), "latency %d/%d: %s (%s), %d thread%s, %s", k,

@@ -22,6 +22,17 @@
 #define PK_FILTERED	0x100	/* the console's loglevel filters the message out */
 #define PK_NO_HANDLER	0x200	/* no crash handler, even in the crash table */
 
+size_t pkb_peer_buffer_size;
+
+void pkb_peer_size_store(unsigned long records)
+{
+	size_t want = (size_t)records * 256, size = PK_BUFFER_SIZE_DEFAULT;
+
+	while (size < want && size < PK_BUFFER_SIZE_MAX)
+		size <<= 1;
+	pkb_peer_buffer_size = size;
+}
+
 static int always(const struct pkb_logger *lg, char *why, size_t n)
 {
 	(void)lg;
@@ -40,6 +51,8 @@ static int pk_open(const struct pkb_logger *lg, const char *path, unsigned flags
 
 	pk_config_init(&cfg);
 	cfg.buffer_path = NULL;
+	if (pkb_peer_buffer_size)
+		cfg.buffer_size = pkb_peer_buffer_size;
 	cfg.mode = (enum pk_mode)(lg->arg & 0xff);
 	cfg.console_loglevel = PK_DEBUG + 1;
 	cfg.print_budget_us = 0;

@@ -38,6 +38,14 @@ struct pkb_logger {
 extern const struct pkb_logger pkb_loggers[];
 extern const int pkb_nloggers;
 
+/*
+ * libprintk's record store size for the next open(): large enough to hold
+ * every record of the run, so that no record is overwritten before the
+ * console prints it and every logger writes every line.
+ */
+extern size_t pkb_peer_buffer_size;
+void pkb_peer_size_store(unsigned long records);
+
 /* peers_spdlog.cpp */
 #ifdef __cplusplus
 extern "C" {

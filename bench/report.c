@@ -101,13 +101,13 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 	fprintf(f, "\nstorm: T=%d threads, ~80-byte records, one file console throttled to %lu B/s, "
 		   "W=%u ms, store %zu KiB, budget %u us\n",
 		o->threads, o->bps, o->watchdog_ms, o->buffer_size >> 10, o->budget_us);
-	fprintf(f, "%-8s %5s %9s %8s %8s %8s %8s %8s %6s %12s %4s %5s %8s %7s %s\n", "mode", "D",
-		"calls", "p50", "p99", "p99.9", "max", "max<stop", "=recs", "top printer", "wdog",
-		"util", "dropped", "drain", "complete");
+	fprintf(f, "%-8s %5s %9s %8s %8s %8s %8s %8s %6s %12s %4s %5s %5s %8s %7s %s\n", "mode",
+		"D", "calls", "p50", "p99", "p99.9", "max", "max<stop", "stint", "top printer", "wdog",
+		"busy", "line", "dropped", "drain", "complete");
 	for (i = 0; i < rep->nstorm; i++) {
 		const struct pkb_storm_result *r = &rep->storm[i];
-		double share, rw = record_write_ns(r);
-		char dur[16], sh[24], mr[16], util[8], drain[16];
+		double share;
+		char dur[16], sh[24], mr[16], util[8], line[8], drain[16];
 
 		snprintf(dur, sizeof(dur), "%gs", r->seconds);
 		if (r->status < 0) {
@@ -116,35 +116,36 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 			continue;
 		}
 		if (r->mode == PKB_BASELINE) {
-			fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %8s %7s %s\n",
+			fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %5s %8s %7s %s\n",
 				pkb_smode_names[r->mode], dur, (unsigned long)r->calls,
 				NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
 				NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
 				NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max),
 				NS(b[4], r->max_in_storm_ns), "-", "-", (unsigned long)r->watchdog, "-",
-				"-", "-", "n/a");
+				"-", "-", "-", "n/a");
 			continue;
 		}
 		share = top_share(r, who, sizeof(who));
 		snprintf(sh, sizeof(sh), "%s %.1f%%", who, share * 100);
-		if (rw > 0)
-			snprintf(mr, sizeof(mr), "%.1f", (double)r->max_in_storm_ns / rw);
-		else
-			snprintf(mr, sizeof(mr), "-");
-		if (r->backlog_s > 0)
+		snprintf(mr, sizeof(mr), "%lu", (unsigned long)r->stint_max_writes);
+		if (r->backlog_s > 0) {
 			snprintf(util, sizeof(util), "%.0f%%", 100 * r->backlog_busy_s / r->backlog_s);
-		else
+			snprintf(line, sizeof(line), "%.0f%%",
+				 100 * (double)r->backlog_bytes / ((double)o->bps * r->backlog_s));
+		} else {
 			snprintf(util, sizeof(util), "-");
+			snprintf(line, sizeof(line), "-");
+		}
 		if (r->caught_up_s >= 0)
 			snprintf(drain, sizeof(drain), "%.2fs", r->caught_up_s);
 		else
 			snprintf(drain, sizeof(drain), "never");
-		fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %8lu %7s %s\n",
+		fprintf(f, "%-8s %5s %9lu %8s %8s %8s %8s %8s %6s %12s %4lu %5s %5s %8lu %7s %s\n",
 			pkb_smode_names[r->mode], dur, (unsigned long)r->calls,
 			NS(b[0], pkb_hist_quantile(&r->hist, 0.50)),
 			NS(b[1], pkb_hist_quantile(&r->hist, 0.99)),
 			NS(b[2], pkb_hist_quantile(&r->hist, 0.999)), NS(b[3], r->hist.max),
-			NS(b[4], r->max_in_storm_ns), mr, sh, (unsigned long)r->watchdog, util,
+			NS(b[4], r->max_in_storm_ns), mr, sh, (unsigned long)r->watchdog, util, line,
 			(unsigned long)r->con_dropped, drain, r->complete ? "OK" : "FAIL");
 		if (!r->complete) {
 			fprintf(f, "         completeness FAIL: %s\n", r->complete_why);
@@ -152,9 +153,9 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 		}
 	}
 	fprintf(f, "\nstorm, flush machinery (libprintk's counters) and the console:\n");
-	fprintf(f, "%-8s %4s %8s %8s %8s %8s %9s %9s %9s %8s %9s %8s %s\n", "mode", "D", "printers",
-		"handoffs", "waits", "w-tmo", "budget->t", "direct", "thread", "maxprint", "rec-write",
-		"stored", "printed+dropped+filtered");
+	fprintf(f, "%-8s %4s %8s %8s %8s %8s %9s %9s %9s %8s %9s %9s %8s %s\n", "mode", "D",
+		"printers", "handoffs", "waits", "w-tmo", "budget->t", "direct", "thread", "maxprint",
+		"stint-len", "rec-write", "stored", "printed+dropped+filtered");
 	for (i = 0; i < rep->nstorm; i++) {
 		const struct pkb_storm_result *r = &rep->storm[i];
 		char dur[16];
@@ -162,12 +163,12 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 		if (r->status < 0 || r->mode == PKB_BASELINE)
 			continue;
 		snprintf(dur, sizeof(dur), "%gs", r->seconds);
-		fprintf(f, "%-8s %4s %8d %8lu %8lu %8lu %9lu %9lu %9lu %8s %9s %8lu %lu+%lu+%lu\n",
+		fprintf(f, "%-8s %4s %8d %8lu %8lu %8lu %9lu %9lu %9lu %8s %9s %9s %8lu %lu+%lu+%lu\n",
 			pkb_smode_names[r->mode], dur, printers(r), (unsigned long)r->fs.handoffs,
 			(unsigned long)r->fs.waits, (unsigned long)r->fs.wait_timeouts,
 			(unsigned long)r->fs.budget_deferrals, (unsigned long)r->fs.direct_records,
 			(unsigned long)r->fs.thread_records, NS(b[0], r->fs.max_print_ns),
-			NS(b[1], (uint64_t)record_write_ns(r)),
+			NS(b[2], r->stint_max_ns), NS(b[1], (uint64_t)record_write_ns(r)),
 			(unsigned long)(r->store_next_seq - r->start_seq), (unsigned long)r->con_records,
 			(unsigned long)r->con_dropped, (unsigned long)r->con_skipped);
 	}
@@ -196,14 +197,13 @@ void pkb_report_storm(FILE *f, const struct pkb_report *rep)
 					(double)c->hist.max / (double)a->hist.max);
 				continue;
 			}
-			fprintf(f, "  %-8s max %8s -> %8s (x%.2f)   max<stop %8s -> %8s (x%.2f, %.1f -> %.1f "
-				   "record writes)\n",
+			fprintf(f, "  %-8s max %8s -> %8s (x%.2f)   max<stop %8s -> %8s (x%.2f)   "
+				   "longest caller stint %lu -> %lu writes\n",
 				pkb_smode_names[m], NS(b[0], a->hist.max), NS(b[1], c->hist.max),
 				(double)c->hist.max / (double)a->hist.max, NS(b[2], a->max_in_storm_ns),
 				NS(b[3], c->max_in_storm_ns),
 				a->max_in_storm_ns ? (double)c->max_in_storm_ns / (double)a->max_in_storm_ns : 0,
-				record_write_ns(a) > 0 ? (double)a->max_in_storm_ns / record_write_ns(a) : 0,
-				record_write_ns(c) > 0 ? (double)c->max_in_storm_ns / record_write_ns(c) : 0);
+				(unsigned long)a->stint_max_writes, (unsigned long)c->stint_max_writes);
 		}
 	}
 	for (i = 0; i < rep->nstorm; i++)

@@ -30,6 +30,7 @@
 #include <printk/printk.h>
 
 #include "bench.h"
+#include "stint.h"
 
 #define SAMPLE_NS	5000000u	/* sampler period: 5 ms */
 #define MSG_MARK	"storm: worker "
@@ -65,6 +66,7 @@ struct sampler {
 	int nworkers;
 	uint64_t backlog_ns;
 	uint64_t backlog_busy_ns;
+	uint64_t backlog_bytes;
 	uint64_t caught_up_at;	/* first sample after the stop with no backlog */
 };
 
@@ -72,6 +74,9 @@ static _Atomic int stop;		/* workers: leave the loop */
 static _Atomic uint64_t stop_at;	/* when the stop flag was raised */
 static _Atomic int stop_sampler;
 static _Atomic int workers_done;
+static struct worker *workers;		/* for is_caller() */
+static int nworkers;
+static struct pkb_stint *stint;
 static pthread_barrier_t start_line;
 static uint64_t watchdog_ns;
 static int baseline;			/* PKB_BASELINE: snprintf() instead of pk_printk() */
@@ -133,8 +138,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* One sample: time, the console's busy time, whether it is behind. */
-static void sample(struct pk_console *con, uint64_t *t, uint64_t *busy, int *behind)
+/* Whether @tid is one of the storm's workers (a calling thread). */
+static int is_caller(uint32_t tid)
+{
+	int i;
+
+	for (i = 0; i < nworkers; i++)
+		if (workers[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+/* One sample: time, the console's busy time and bytes, whether it is behind. */
+static void sample(struct pk_console *con, uint64_t *t, uint64_t *busy, uint64_t *bytes,
+		   int *behind)
 {
 	struct pk_stats st;
 	struct pk_console_stats cs;
@@ -143,30 +160,33 @@ static void sample(struct pk_console *con, uint64_t *t, uint64_t *busy, int *beh
 	pk_stats_get(&st);
 	pk_console_stats_get(con, &cs);
 	*busy = cs.busy_ns;
+	*bytes = cs.bytes;
 	*behind = cs.next_seq < st.next_seq;
 }
 
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
-	uint64_t pt, pbusy, t, busy;
+	uint64_t pt, pbusy, pbytes, t, busy, bytes;
 	int pbehind, behind, last = 0;
 
-	sample(s->con, &pt, &pbusy, &pbehind);
+	sample(s->con, &pt, &pbusy, &pbytes, &pbehind);
 	while (!last) {
 		last = atomic_load_explicit(&stop_sampler, memory_order_acquire);
 		if (!last)
 			pkb_sleep_ns(SAMPLE_NS);
-		sample(s->con, &t, &busy, &behind);
+		sample(s->con, &t, &busy, &bytes, &behind);
 		if (pbehind) {
 			s->backlog_ns += t - pt;
 			s->backlog_busy_ns += busy - pbusy;
+			s->backlog_bytes += bytes - pbytes;
 		}
 		if (!behind && !s->caught_up_at && atomic_load(&stop) &&
 		    atomic_load_explicit(&workers_done, memory_order_acquire) == s->nworkers)
 			s->caught_up_at = t;
 		pt = t;
 		pbusy = busy;
+		pbytes = bytes;
 		pbehind = behind;
 	}
 	return NULL;
@@ -243,7 +263,7 @@ static int setup(const struct job *j, struct pkb_storm_result *r, struct pk_cons
 {
 	const struct pkb_storm_opts *o = j->o;
 	struct pk_config cfg;
-	struct pk_console_driver file, slow;
+	struct pk_console_driver file, slow, measured;
 	struct pk_console_stats cs;
 	struct pk_console *con;
 	int rc;
@@ -272,7 +292,12 @@ static int setup(const struct job *j, struct pkb_storm_result *r, struct pk_cons
 		fail(r, rc, "pk_console_throttle_make");
 		return -1;
 	}
-	con = pk_console_register_driver(&slow, PK_DEBUG + 1);
+	stint = pkb_stint_make(&slow, &stop_at, is_caller, &measured);
+	if (!stint) {
+		fail(r, -ENOMEM, "pkb_stint_make");
+		return -1;
+	}
+	con = pk_console_register_driver(&measured, PK_DEBUG + 1);
 	if (!con) {
 		fail(r, -errno, "pk_console_register_driver");
 		return -1;
@@ -339,6 +364,8 @@ static int storm_child(void *arg, void *out)
 		return 1;
 	}
 	memset(w, 0, sizeof(*w) * (size_t)n);
+	workers = w;
+	nworkers = n;
 	pthread_barrier_init(&start_line, NULL, (unsigned)n + 1);
 	for (i = 0; i < n; i++) {
 		w[i].idx = i;
@@ -389,6 +416,18 @@ static int storm_child(void *arg, void *out)
 		return 0;
 	}
 	collect_shares(r, w, n, (uint32_t)gettid());
+	{
+		struct pkb_stint_stats ss;
+
+		pkb_stint_get(stint, &ss);
+		r->stints = ss.stints;
+		r->stint_max_writes = ss.max_writes;
+		r->stint_max_ns = ss.max_ns;
+		r->stint_max_who = -1;
+		for (i = 0; i < n; i++)
+			if (w[i].tid == ss.max_tid)
+				r->stint_max_who = i;
+	}
 	pk_flush_stats_get(&r->fs);
 	pk_stats_get(&st);
 	pk_console_stats_get(con, &cs);
@@ -407,6 +446,7 @@ static int storm_child(void *arg, void *out)
 	r->caught_up_s = smp.caught_up_at ? (double)(smp.caught_up_at - t_stop) / 1e9 : -1;
 	r->backlog_s = (double)smp.backlog_ns / 1e9;
 	r->backlog_busy_s = (double)smp.backlog_busy_ns / 1e9;
+	r->backlog_bytes = smp.backlog_bytes;
 	pk_shutdown();
 	return 0;
 }
