@@ -160,6 +160,8 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
 	c = pk_console_register(drv->ops, drv->ctx, loglevel);
 	if (!c && drv->ops->release)
 		drv->ops->release(drv->ctx);
+	if (c)
+		atomic_store_explicit(&c->fmt, drv->format, memory_order_relaxed);
 	return c;
 }
 
@@ -413,6 +415,32 @@ int pk_printer_shares(struct pk_printer_share *out, int max)
 
 /* ---- PK_CONSOLE ---- */
 
+/* HOST:PORT or [IPV6]:PORT */
+static int net_entry(char *s, struct pk_console_driver *drv)
+{
+	char *colon, *end, *host = s;
+	unsigned long port;
+
+	if (*s == '[') {
+		end = strchr(s, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		*end = '\0';
+		host = s + 1;
+		colon = end + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		*colon = '\0';
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || !port || port > 65535 || !*host)
+		return -EINVAL;
+	return pk_console_net_make(host, (unsigned)port, drv);
+}
+
 static int make_entry(const char *name, size_t len, struct pk_console_driver *drv)
 {
 	char tmp[512];
@@ -438,6 +466,12 @@ static int make_entry(const char *name, size_t len, struct pk_console_driver *dr
 	}
 	if (!strncmp(tmp, "file:", 5) && tmp[5])
 		return pk_console_file_make(tmp + 5, 0, drv);
+	if (!strcmp(tmp, "syslog"))
+		return pk_console_syslog_make(NULL, NULL, drv);
+	if (!strncmp(tmp, "syslog:", 7) && tmp[7])
+		return pk_console_syslog_make(tmp + 7, NULL, drv);
+	if (!strncmp(tmp, "net:", 4))
+		return net_entry(tmp + 4, drv);
 	return -EINVAL;
 }
 
@@ -488,10 +522,16 @@ int pk_console_register_spec(const char *spec)
 			if (!ret)
 				drv = thr;
 		}
-		if (!ret && !pk__con_register(drv.ops, drv.ctx, level)) {
-			ret = -errno;
-			if (drv.ops->release)
-				drv.ops->release(drv.ctx);
+		if (!ret) {
+			struct pk_console *c = pk__con_register(drv.ops, drv.ctx, level);
+
+			if (c) {
+				atomic_store_explicit(&c->fmt, drv.format, memory_order_relaxed);
+			} else {
+				ret = -errno;
+				if (drv.ops->release)
+					drv.ops->release(drv.ctx);
+			}
 		}
 		if (ret < 0) {
 			fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(e - p), p,

@@ -94,6 +94,7 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st);
 struct pk_console_driver {
 	const struct pk_console_ops *ops;
 	void *ctx;
+	unsigned format;	/* the output format the driver expects (PK_FMT_*) */
 };
 
 /* fd: write(2) to a file descriptor (not closed on release). */
@@ -110,12 +111,31 @@ int pk_console_file_make(const char *path, unsigned flags, struct pk_console_dri
 int pk_console_throttle_make(const struct pk_console_driver *inner, unsigned long bytes_per_sec,
 			     struct pk_console_driver *out);
 
+/*
+ * syslog: one datagram per line to a syslog daemon's socket (@socket_path,
+ * NULL: /dev/log) as "<PRI>IDENT[PID]: text", the level and facility
+ * taken from the record.  Talks to the socket itself instead of calling
+ * syslog(3), which takes a lock: safe in a signal handler.  @ident: NULL
+ * for the program's name.  Reconnects once if the daemon restarted.
+ */
+int pk_console_syslog_make(const char *socket_path, const char *ident,
+			   struct pk_console_driver *out);
+
+/*
+ * netconsole: each console write as one UDP datagram to @host:@port (a
+ * numeric IPv4 or IPv6 address, or a name resolved now).  Never blocks: a
+ * dead or unreachable peer costs a counted write error, never a stall.
+ */
+int pk_console_net_make(const char *host, unsigned port, struct pk_console_driver *out);
+
 struct pk_console *pk_console_register_driver(const struct pk_console_driver *drv, int loglevel);
 
 /*
  * pk_console_register_spec() - register consoles from PK_CONSOLE syntax:
- * a comma-separated list of stderr, stdout, fd:N, file:PATH, each
- * optionally followed by @LEVEL and/or %BYTES_PER_SEC (throttle).
+ * a comma-separated list of stderr, stdout, fd:N, file:PATH, syslog,
+ * syslog:SOCKET, net:HOST:PORT (net:[::1]:6666 for IPv6), each optionally
+ * followed by @LEVEL (a digit as console_loglevel, or a level name meaning
+ * that level and worse) and/or %BYTES_PER_SEC (throttle).
  * A bad entry is reported on stderr and skipped; the others are kept.
  * Return: the number of consoles registered, or a negative errno.
  */

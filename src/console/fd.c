@@ -44,6 +44,7 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out)
 		return -ENOMEM;
 	c->fd = fd;
 	out->ops = &fd_ops;
+	out->format = PK_FMT_HUMAN;
 	out->ctx = c;
 	return 0;
 }

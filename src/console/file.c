@@ -61,6 +61,7 @@ int pk_console_file_make(const char *path, unsigned flags, struct pk_console_dri
 	f->fd = fd;
 	f->flags = flags;
 	out->ops = &file_ops;
+	out->format = PK_FMT_HUMAN;
 	out->ctx = f;
 	return 0;
 }

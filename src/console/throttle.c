@@ -107,6 +107,7 @@ int pk_console_throttle_make(const struct pk_console_driver *inner, unsigned lon
 	t->inner = *inner;
 	t->bps = bytes_per_sec;
 	out->ops = inner->ops->write_atomic ? &throttle_ops : &throttle_ops_noatomic;
+	out->format = inner->format;
 	out->ctx = t;
 	return 0;
 }

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The syslog and netconsole drivers, against receivers this test runs on
+ * the loopback and a socket of its own, and against a real syslog daemon
+ * when one listens on /dev/log.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+static int setup(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = PK_MODE_HANDOFF;
+	cfg.buffer_size = 64 << 10;
+	return pk_init(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_shutdown();
+	return 0;
+}
+
+/* Receive datagrams for up to a second into @buf, concatenated. */
+static size_t recv_all(int fd, char *buf, size_t size, size_t want_lines)
+{
+	struct timeval tv = { 0, 200000 };
+	size_t len = 0, lines = 0;
+	ssize_t n;
+	int tries = 0;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (lines < want_lines && tries < 10 && len + 1 < size) {
+		n = recv(fd, buf + len, size - len - 1, 0);
+		if (n <= 0) {
+			tries++;
+			continue;
+		}
+		len += (size_t)n;
+		if (buf[len - 1] != '\n')
+			buf[len++] = '\n';	/* syslog datagrams carry no newline */
+		lines++;
+	}
+	buf[len] = '\0';
+	return len;
+}
+
+static void test_netconsole_loopback(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct pk_console_stats st;
+	struct pk_console *con;
+	struct pk_console_driver drv;
+	char buf[8192], spec[64];
+	int i;
+
+	(void)state;
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	snprintf(spec, sizeof(spec), "net:127.0.0.1:%u", ntohs(sa.sin_port));
+	assert_int_equal(pk_console_register_spec(spec), 1);
+	pk_err("over the network %d\n", 1);
+	pk_info("and again %d\n", 2);
+	assert_int_equal(pk_flush(5000), 0);
+	recv_all(fd, buf, sizeof(buf), 2);
+	assert_non_null(strstr(buf, "] over the network 1\n"));
+	assert_non_null(strstr(buf, "] and again 2\n"));
+	/* The peer goes away: writes fail, are counted, and nothing stalls. */
+	close(fd);
+	assert_int_equal(pk_console_net_make("127.0.0.1", ntohs(sa.sin_port), &drv), 0);
+	con = pk_console_register_driver(&drv, -1);
+	assert_non_null(con);
+	for (i = 0; i < 20; i++)
+		pk_info("nobody listens %d\n", i);
+	assert_int_equal(pk_flush(5000), 0);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	print_message("dead peer: %llu records, %llu write errors\n",
+		      (unsigned long long)st.records, (unsigned long long)st.write_errors);
+	assert_true(st.write_errors >= 1);
+	assert_int_equal(st.next_seq, 22);
+	/* Bad addresses. */
+	assert_int_equal(pk_console_net_make("127.0.0.1", 0, &drv), -EINVAL);
+	assert_true(pk_console_net_make("no-such-host.invalid", 9, &drv) < 0);
+	assert_int_equal(pk_console_register_spec("net:127.0.0.1,net:[::1:5,net:x:99999"), 0);
+}
+
+static void test_syslog_socket(void **state)
+{
+	char *path = tu_tmp_path("syslog"), buf[8192], spec[200];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+
+	(void)state;
+	strcpy(sa.sun_path, path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(spec, sizeof(spec), "syslog:%s", path);
+	assert_int_equal(pk_console_register_spec(spec), 1);
+	pk_err("disk %s failed\n", "sda");
+	pk_notice("two\nlines\n");
+	assert_int_equal(pk_flush(5000), 0);
+	recv_all(fd, buf, sizeof(buf), 3);
+	/* facility user (1), err (3): <11>; notice (5): <13>; one datagram a line */
+	assert_non_null(strstr(buf, "<11>test_netsys["));
+	assert_non_null(strstr(buf, "]: disk sda failed\n"));
+	assert_non_null(strstr(buf, "]: two\n<13>test_netsys["));
+	assert_non_null(strstr(buf, "]: lines\n"));
+	assert_null(strstr(buf, "] ["));	/* the console's timestamp is left to the daemon */
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
+/* A real daemon (rsyslogd, started by CI) writing /var/log/syslog. */
+static void test_real_syslog_daemon(void **state)
+{
+	char token[64], *log = NULL;
+	int i;
+
+	(void)state;
+	if (access("/dev/log", W_OK) || access("/var/log/syslog", R_OK)) {
+		print_message("no syslog daemon on /dev/log: skipped\n");
+		skip();
+	}
+	assert_int_equal(pk_console_register_spec("syslog"), 1);
+	snprintf(token, sizeof(token), "pktest-%d-%llu", (int)getpid(),
+		 (unsigned long long)tu_now_ns());
+	pk_err("%s reached the daemon\n", token);
+	assert_int_equal(pk_flush(5000), 0);
+	for (i = 0; i < 50; i++) {
+		log = tu_read_file("/var/log/syslog", NULL);
+		if (log && strstr(log, token))
+			break;
+		free(log);
+		log = NULL;
+		usleep(100000);
+	}
+	assert_non_null(log);
+	assert_non_null(strstr(strstr(log, token), "reached the daemon"));
+	free(log);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_netconsole_loopback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_syslog_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_real_syslog_daemon, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
