@@ -87,12 +87,16 @@ static int write_shares(const char *path, const struct pkb_storm_result *r)
 	/* Every worker gets a point, printers or not; then other threads that printed. */
 	for (i = 0; i < n && total; i++) {
 		char lbl[16] = "";
+		double share = (double)s[i].bytes / (double)total;
 
-		if (s[i].printer_thread)
+		/* Name the dominant printer; small bars stay unlabelled. */
+		if (share < 0.5)
+			lbl[0] = '\0';
+		else if (s[i].printer_thread)
 			snprintf(lbl, sizeof(lbl), "printer");
 		else if (s[i].who == PKB_WHO_MAIN)
 			snprintf(lbl, sizeof(lbl), "main");
-		else if (s[i].who >= 0 && rank == 0)
+		else if (s[i].who >= 0)
 			snprintf(lbl, sizeof(lbl), "w%d", s[i].who);
 		fprintf(f, "%d %.6f \"%s\"\n", ++rank, 100.0 * (double)s[i].bytes / (double)total, lbl);
 	}
@@ -109,6 +113,7 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 	const char *dir = pkb_tmpdir();
 	const struct pkb_storm_result *longest[PKB_NSMODES] = { 0 };
 	char data[512];
+	uint64_t longest_call = 1;
 	FILE *g;
 	int i, m, st, first = 1;
 
@@ -127,6 +132,8 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 			return -errno;
 		if (!longest[r->mode] || r->seconds > longest[r->mode]->seconds)
 			longest[r->mode] = r;
+		if (r->hist.max > longest_call)
+			longest_call = r->hist.max;
 	}
 	longest[PKB_BASELINE] = NULL;	/* nothing printed */
 	for (m = 0; m < PKB_NSMODES; m++) {
@@ -145,6 +152,7 @@ int pkb_plot_write(const char *path, const struct pkb_report *rep)
 		   "%zu KiB store (%s)\" font 'sans,13'\n",
 		rep->storm_opts->threads, rep->storm_opts->bps, rep->storm_opts->buffer_size >> 10,
 		rep->machine.date);
+	fprintf(g, "set xrange [*:%.9g]\n", (double)longest_call / 1e9 * 4);
 	fprintf(g, "set logscale xy\nset grid\nset key top right\n"
 		   "set format x '10^{%%L}'\nset format y '10^{%%L}'\n"
 		   "set xlabel 'pk\\_printk() call time, seconds'\n"
