@@ -244,6 +244,7 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 	st->name = con->ops->name ? con->ops->name : "console";
 	st->next_seq = atomic_load_explicit(&con->next_seq, memory_order_acquire);
 	st->records = atomic_load_explicit(&con->records, memory_order_relaxed);
+	st->notices = atomic_load_explicit(&con->notices, memory_order_relaxed);
 	st->bytes = atomic_load_explicit(&con->bytes, memory_order_relaxed);
 	st->dropped = atomic_load_explicit(&con->dropped, memory_order_relaxed);
 	st->skipped = atomic_load_explicit(&con->skipped, memory_order_relaxed);
@@ -299,6 +300,7 @@ static void print_dropped(struct pk_console *c, char *buf, uint64_t gap, unsigne
 	size_t len = pk__format_dropped(buf, PK_FORMAT_MAX, gap, fmt);
 
 	atomic_fetch_add_explicit(&c->dropped, gap, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->notices, 1, memory_order_relaxed);
 	con_write(c, buf, len, atomic);
 }
 

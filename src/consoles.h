@@ -35,7 +35,7 @@ struct pk_console {
 
 	/* Read by anyone. */
 	_Atomic uint64_t next_seq;	/* mirrors rd.next */
-	_Atomic uint64_t records, bytes, dropped, skipped, write_errors, busy_ns;
+	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
 
 	/* Thread mode: this console's printer thread. */
 	pthread_t thread;

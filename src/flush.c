@@ -72,16 +72,16 @@ static struct {
 	_Atomic uint32_t budget_wake;
 
 	_Atomic uint64_t direct_records, thread_records, max_print_ns, budget_deferrals;
+	_Atomic uint64_t max_call_records;
 	_Atomic uint64_t takeovers;
 	bool atexit_done;
 } F;
 
-static void note_print_time(uint64_t ns)
+static void note_max(_Atomic uint64_t *max, uint64_t v)
 {
-	uint64_t cur = atomic_load_explicit(&F.max_print_ns, memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(max, memory_order_relaxed);
 
-	while (ns > cur && !atomic_compare_exchange_weak_explicit(&F.max_print_ns, &cur, ns,
-								  memory_order_relaxed,
+	while (v > cur && !atomic_compare_exchange_weak_explicit(max, &cur, v, memory_order_relaxed,
 								  memory_order_relaxed))
 		;
 }
@@ -178,6 +178,7 @@ static void console_unlock(bool handoff, uint64_t budget_ns)
 	struct pk_console *c;
 	enum pk__emit r;
 	unsigned patience;
+	uint64_t printed = 0;
 	bool progress;
 	int i;
 
@@ -203,6 +204,7 @@ again:
 			pk__con_put(i);
 			if (r == PK_EMIT_PRINTED) {
 				progress = true;
+				printed++;
 				atomic_fetch_add_explicit(&F.direct_records, 1, memory_order_relaxed);
 			}
 			if (handoff && pk__cl_record_end(&F.lock))
@@ -232,7 +234,9 @@ unlock:
 	if (!pk__panicking() && pending_any() && pk__cl_trylock(&F.lock, tid, false))
 		goto again;
 out:
-	note_print_time(pk__now_ns() - t0);
+	note_max(&F.max_print_ns, pk__now_ns() - t0);
+	if (!pk__self.printer)
+		note_max(&F.max_call_records, printed);
 }
 
 static void *budget_main(void *arg)
@@ -610,6 +614,7 @@ int pk_flush_stats_get(struct pk_flush_stats *st)
 	st->direct_records = atomic_load_explicit(&F.direct_records, memory_order_relaxed);
 	st->thread_records = atomic_load_explicit(&F.thread_records, memory_order_relaxed);
 	st->max_print_ns = atomic_load_explicit(&F.max_print_ns, memory_order_relaxed);
+	st->max_call_records = atomic_load_explicit(&F.max_call_records, memory_order_relaxed);
 	return 0;
 }
 
@@ -624,5 +629,6 @@ void pk_flush_stats_reset(void)
 	atomic_store_explicit(&F.direct_records, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.thread_records, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.max_print_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.max_call_records, 0, memory_order_relaxed);
 	pk__share_reset();
 }

@@ -151,6 +151,7 @@ static void test_drop_notice(void **state)
 	assert_non_null(strstr(text, "filler 1999 "));
 	assert_int_equal(pk_console_stats_get(con, &st), 0);
 	assert_true(st.dropped > 1000);
+	assert_int_equal(st.notices, tu_count(text, " printk messages dropped **\n"));
 	/* Completeness: every record printed, filtered or reported dropped. */
 	assert_int_equal(st.records + st.skipped + st.dropped, 2001);
 	free(text);

@@ -207,6 +207,8 @@ static void test_handoff_spreads_printing(void **state)
 	 * that may precede it.
 	 */
 	assert_true(atomic_load(&max_run_with_waiter) <= 2);
+	print_message("handoff: most records one call printed: %llu\n",
+		      (unsigned long long)fs.max_call_records);
 	pk_console_unregister(con);
 	tu_capture_free(cap);
 }

@@ -75,7 +75,8 @@ int pk_console_set_loglevel(struct pk_console *con, int loglevel);
 struct pk_console_stats {
 	const char *name;
 	uint64_t next_seq;	/* the next record it will print */
-	uint64_t records;	/* records printed */
+	uint64_t records;	/* records handed to the driver (printed) */
+	uint64_t notices;	/* "** N printk messages dropped **" lines written */
 	uint64_t bytes;		/* bytes written */
 	uint64_t dropped;	/* records it lost (overwritten before printed) */
 	uint64_t skipped;	/* records below its loglevel */

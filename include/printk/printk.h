@@ -215,6 +215,7 @@ struct pk_flush_stats {
 	uint64_t direct_records;	/* records printed by pk_printk callers */
 	uint64_t thread_records;	/* records printed by printer threads */
 	uint64_t max_print_ns;		/* longest time one call spent printing */
+	uint64_t max_call_records;	/* most records one call printed (callers only) */
 	uint64_t stuck_skips;		/* callers that returned: owner stuck in write */
 };
 int pk_flush_stats_get(struct pk_flush_stats *st);
