@@ -43,6 +43,13 @@ struct pk_console *pk__con_get(int i)
 {
 	struct pk_console *c;
 
+	/*
+	 * An empty slot costs one relaxed load, not two atomic RMWs.  Racing
+	 * with a registration here only means we see the console next time;
+	 * pk__con_register() kicks the flush mode itself once it is in.
+	 */
+	if (!atomic_load_explicit(&slots[i].con, memory_order_relaxed))
+		return NULL;
 	/* LMM(reg:A) */
 	atomic_fetch_add_explicit(&slots[i].users, 1, memory_order_seq_cst);
 	c = atomic_load_explicit(&slots[i].con, memory_order_seq_cst);
@@ -92,7 +99,8 @@ void pk__con_update_max_loglevel(void)
 	atomic_store_explicit(&max_loglevel, max, memory_order_relaxed);
 }
 
-struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel)
+struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,
+				    unsigned fmt)
 {
 	struct pk_console *c;
 	int i;
@@ -109,7 +117,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	c->ops = ops;
 	c->ctx = ctx;
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
-	atomic_init(&c->fmt, PK_FMT_HUMAN);
+	atomic_init(&c->fmt, fmt);
 	pk__ring_reader_init(&c->rd, &pk__g.ring, false);
 	c->expect = c->rd.next;
 	atomic_init(&c->next_seq, c->rd.next);
@@ -135,6 +143,8 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	atomic_fetch_add_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
 	pthread_mutex_unlock(&reg_lock);
+	/* Print the backlog now, as register_console() does. */
+	pk__flush_kick();
 	return c;
 }
 
@@ -146,22 +156,27 @@ struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *c
 		errno = -ret;
 		return NULL;
 	}
-	return pk__con_register(ops, ctx, loglevel);
+	return pk__con_register(ops, ctx, loglevel, PK_FMT_HUMAN);
 }
 
 struct pk_console *pk_console_register_driver(const struct pk_console_driver *drv, int loglevel)
 {
 	struct pk_console *c;
+	int ret;
 
 	if (!drv || !drv->ops) {
 		errno = EINVAL;
 		return NULL;
 	}
-	c = pk_console_register(drv->ops, drv->ctx, loglevel);
+	ret = pk__ensure_init();
+	if (ret < 0) {
+		errno = -ret;
+		c = NULL;
+	} else {
+		c = pk__con_register(drv->ops, drv->ctx, loglevel, drv->format);
+	}
 	if (!c && drv->ops->release)
 		drv->ops->release(drv->ctx);
-	if (c)
-		atomic_store_explicit(&c->fmt, drv->format, memory_order_relaxed);
 	return c;
 }
 
@@ -525,11 +540,9 @@ int pk_console_register_spec(const char *spec)
 				drv = thr;
 		}
 		if (!ret) {
-			struct pk_console *c = pk__con_register(drv.ops, drv.ctx, level);
+			struct pk_console *c = pk__con_register(drv.ops, drv.ctx, level, drv.format);
 
-			if (c) {
-				atomic_store_explicit(&c->fmt, drv.format, memory_order_relaxed);
-			} else {
+			if (!c) {
 				ret = -errno;
 				if (drv.ops->release)
 					drv.ops->release(drv.ctx);

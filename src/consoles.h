@@ -60,7 +60,8 @@ void pk__con_put(int slot);
 int pk__con_count(void);
 
 /* Register without the init check (used while initialising). */
-struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel);
+struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,
+				    unsigned fmt);
 /* Unregister all (shutdown). */
 void pk__con_unregister_all(void);
 

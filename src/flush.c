@@ -408,7 +408,7 @@ void pk__flush_after_store(int level, uint64_t seq)
 		pk__flush_direct(PK_PRIO_EMERGENCY);
 		return;
 	}
-	if (level >= pk__g.cfg.console_loglevel && level >= pk__flush_max_loglevel())
+	if (level >= pk__con_max_loglevel())
 		return;		/* no console prints it: nothing to do now */
 	tid = pk__tid();
 	switch (F.mode) {
@@ -427,6 +427,16 @@ void pk__flush_after_store(int level, uint64_t seq)
 			console_unlock(true, F.budget_ns);
 		return;
 	}
+}
+
+void pk__flush_kick(void)
+{
+	if (pk__panicking() || pk__self.in_printk)
+		return;
+	if (F.mode == PK_MODE_THREAD)
+		wake_printers();
+	else if (pk__cl_trylock(&F.lock, pk__tid(), false))
+		console_unlock(F.mode == PK_MODE_HANDOFF, F.budget_ns);
 }
 
 int pk__flush_max_loglevel(void)

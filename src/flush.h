@@ -14,6 +14,8 @@
 int pk__flush_init(const struct pk_config *cfg);
 /* After pk_printk stored record @seq of @level: print it as the mode says. */
 void pk__flush_after_store(int level, uint64_t seq);
+/* Something to print appeared without a store (a console registered). */
+void pk__flush_kick(void);
 /* Flush everything, stop printer threads, unregister consoles. */
 void pk__flush_shutdown(void);
 /* Around fork(): keep the console registry consistent for the child. */

@@ -84,10 +84,15 @@ static void test_format_loglevel_backlog(void **state)
 	assert_int_equal(init_mode(PK_MODE_HANDOFF, 256 << 10), 0);
 	pk_err("early error\n");
 	pk_info("early info\n");
+	/* Registering prints the backlog at once, in the driver's format. */
 	ca = pk_console_register(&tu_capture_ops, a, PK_ERR + 1);	/* errors and worse */
-	cb = pk_console_register(&tu_capture_ops, b, 8);			/* everything */
+	cb = pk_console_register_driver(&(struct pk_console_driver){ &tu_capture_ops, b,
+								    PK_FMT_KMSG }, 8);
 	assert_non_null(ca);
 	assert_non_null(cb);
+	ta = tu_capture_text(a);
+	assert_non_null(strstr(ta, "early error"));	/* before any flush */
+	free(ta);
 	assert_int_equal(pk_console_set_format(cb, PK_FMT_KMSG), 0);
 	assert_int_equal(pk_console_set_format(cb, 77), -EINVAL);
 	pk_debug("late debug\n");
