@@ -1,0 +1,805 @@
+/*
+ * conlock.pml - SPIN models of libprintk's console ownership.
+ *
+ * MODEL 1 (default): the console lock of handoff mode, src/conlock.c
+ *   pk__cl_trylock / pk__cl_lock_spinning / pk__cl_record_begin /
+ *   pk__cl_record_end / pk__cl_unlock, driven by the caller path of
+ *   src/flush.c: pk__flush_after_store() (store a record, then
+ *   console_trylock_spinning) and console_unlock() (the holder's loop:
+ *   record_begin, emit, record_end with handoff; unlock; re-check pending;
+ *   trylock again).
+ *
+ * MODEL 2 (-DMODEL=2): the per-console ownership word, src/conlock.c
+ *   pk__own_try / pk__own_acquire / pk__own_release, driven by
+ *   console_unlock() (NORMAL, one record per ownership), pk__flush_direct()
+ *   (EMERGENCY; with -DPANIC=1 also PANIC with hostile takeover).
+ *
+ * Build and run: verify/run_spin.sh (spin -a, gcc pan.c, ./pan).
+ *
+ * ATOMICITY.  Each atomic instruction of the C code (a CAS, fetch_or,
+ * fetch_and, fetch_add, a load or a store of an atomic word) is one
+ * d_step/atomic block or one Promela statement here; separate loads and
+ * stores of the C code are separate statements.  The lock word's fields
+ * (owner, waiter, ACTIVE) are separate variables that change only inside
+ * one d_step, exactly where the C code changes the one 64-bit word.
+ * compare_exchange_weak is modelled as the strong one: a spurious failure
+ * only re-runs the loop with the same (reloaded) value, no new behaviour.
+ *
+ * MEMORY MODEL.  SPIN interleaves whole statements: the model is
+ * sequentially consistent.  Why that is sound here for the properties
+ * checked:
+ *  - Every access to the lock word (or the ownership word) in the C code
+ *    is an atomic RMW or a load of that one location.  RMWs always read
+ *    the latest value in the word's modification order, whatever their
+ *    memory_order, so for the RMWs (trylock, waiter CAS, fetch_or/and,
+ *    handoff, unlock, withdraw) SC and C11 agree.  Plain loads of the word
+ *    (relaxed in pk__cl_unlock / pk__own_try / pk__own_release, acquire in
+ *    the waiter's loop) may return an older value in C11 than SPIN would:
+ *    each such value is only used to decide whether to attempt a CAS that
+ *    re-checks it, or (the waiter's loop) to notice a handoff later; an
+ *    older value yields a failed CAS or one more loop round, behaviours
+ *    the model already has.  One exception, see below: the model's
+ *    decisions made on a relaxed load without a CAS (pending_any's
+ *    pk__own_owner) are where the model can be stronger than the code.
+ *  - The cross-location pattern that matters is the Dekker pair fl:B/cl:E:
+ *    a caller commits its record (seq_cst, ringbuf write:E) then loads
+ *    the lock word (seq_cst, first load in pk__cl_lock_spinning, or the
+ *    seq_cst trylock CAS); the holder unlocks (seq_cst CAS, cl:D) then
+ *    loads the ring (seq_cst loads in pk__ring_readable).  All four are
+ *    seq_cst, so (C11 as amended by P0668/C23: S is consistent with
+ *    coherence order for seq_cst accesses) one of them observes the other,
+ *    as in SC.  The handoff CAS (cl:C, acq_rel) is not part of a Dekker
+ *    pair: the holder that hands over does not re-check, the new owner
+ *    does, with its own seq_cst unlock + load.
+ *  - progress / stuck_at are relaxed in the code, SC here.  A stale read
+ *    of them only changes whether a caller returns STUCK or LEFT or waits;
+ *    every one of those outcomes is explored in the model anyway (the
+ *    waiter may give up at any point), so the model does not depend on
+ *    their ordering.
+ *  - pending_any() in flush.c reads pk__own_owner() relaxed before the
+ *    seq_cst ring loads.  In MODEL 2 that load is SC, i.e. stronger than
+ *    the code; the finding reported by MODEL 2 exists even so.
+ *
+ * ABSTRACTED AWAY.  Record contents, loglevels and SKIPPED records (a
+ * record is printed or not: `printed` counts the console's next_seq);
+ * reserve/commit of the ring (one atomic commit, stored++); the budget
+ * printer thread and print_budget_us (callers never wait for it: the
+ * BUDGET bit makes them LEFT); legacy mode; several consoles (one console);
+ * time: spinning, the futex's 5 ms slices and the wait bound are
+ * nondeterminism; FUTEX_WAKE is implicit (a sleeper waits for
+ * handoff_seq to change, which is what FUTEX_WAIT's value check plus the
+ * wake give).  In MODEL 1 pk__own_try always succeeds: only the console
+ * lock holder takes the console there (no emergency printers).
+ */
+
+#ifndef MODEL
+#define MODEL 1
+#endif
+#ifndef N
+#define N 3		/* caller processes */
+#endif
+#ifndef ROUNDS
+#define ROUNDS 1	/* records each caller stores (one flush each) */
+#endif
+#ifndef GIVEUP
+#define GIVEUP 1	/* 1: a waiter may time out and give up (the wait bound) */
+#endif
+#ifndef SIGNAL
+#define SIGNAL 1	/* 1: process 1 takes one signal whose handler printk()s */
+#endif
+#ifndef BUG
+#define BUG 0		/* MODEL 1 mutants that must fail: 1 no re-check after unlock,
+			   2 futex value read after the word check (lost wake-up) */
+#endif
+#ifndef STUCK_EXACT
+#define STUCK_EXACT 0	/* 1: model progress/stuck_at; 0: known_stuck() is a free choice */
+#endif
+#ifndef PANIC
+#define PANIC 0		/* MODEL 2: add a PANIC printer with hostile takeover */
+#endif
+#ifndef STRAND_CHECK
+#define STRAND_CHECK 1	/* MODEL 2: check (4) at the end */
+#endif
+#ifndef OWNER_CHECK
+#define OWNER_CHECK 1	/* MODEL 2: pk__con_emit() only by the console's owner */
+#endif
+#ifndef FIX_DIRECT
+#define FIX_DIRECT 0	/* MODEL 2: pk__flush_direct() as proposed, not as coded */
+#endif
+#ifndef FIX_TRY
+#define FIX_TRY 0	/* MODEL 2: pk__own_try() as proposed: fails while UNSAFE */
+#endif
+#ifndef EMERG_TIMEOUT
+#define EMERG_TIMEOUT 1	/* MODEL 2: the EMERGENCY printer may give up (-EBUSY) */
+#endif
+
+/* enum pk__cl_result */
+#define R_NONE		0
+#define R_OWNER		1
+#define R_LEFT		2
+#define R_SELF		3
+#define R_STUCK		4
+#define R_TIMEOUT	5
+
+byte stored;		/* records committed to the ring */
+byte printed;		/* records the console has printed (next_seq) */
+
+#if MODEL == 1
+
+/* ---- the console lock word: owner | waiter << 30 | ACTIVE ---- */
+byte owner;		/* 0: free, else the caller's number 1..N */
+byte waiter;		/* 0: none */
+bit act;		/* CL_ACTIVE */
+byte handoff_seq;	/* futex word */
+byte progress;		/* records the holders completed (record_end) */
+byte stuck_at;		/* progress + 1 when a waiter gave up */
+
+/* ghost state for the properties */
+byte inprint;		/* processes inside the print section */
+byte nwait;		/* processes registered as the waiter */
+bit sig_done;		/* the one signal was delivered */
+
+/*
+ * Invariants of the word, checked in every step that writes it:
+ * (2) at most one waiter, and (3) a registered waiter always has an owner
+ * that is somebody else: the word is never 0 while a waiter is present,
+ * so no trylock (which needs word == 0) can jump in during a handoff.
+ */
+#define WORD_INV \
+	assert(waiter == 0 || (owner != 0 && waiter != owner)); \
+	assert(nwait == (waiter != 0)); \
+	assert(!act || owner != 0)
+
+/* atomic_load(&l->word) */
+#define LOADW(o, w, a)	d_step { o = owner; w = waiter; a = act }
+
+/*
+ * compare_exchange(&l->word, &w, new): one step; on failure the expected
+ * value is reloaded, as the C11 call does.
+ */
+#define CAS(eo, ew, ea, no, nw, na, ok) \
+	d_step { \
+		if \
+		:: owner == eo && waiter == ew && act == ea -> \
+			owner = no; waiter = nw; act = na; ok = 1 \
+		:: else -> eo = owner; ew = waiter; ea = act; ok = 0 \
+		fi \
+	}
+
+/*
+ * handoff(l, w): hand the lock from its owner to the waiter in (ho, hw,
+ * ha), a copy of the caller's w.  ok: handed over.
+ */
+inline handoff(ho, hw, ha, ok)
+{
+	ok = 0;
+	do
+	:: hw == 0 -> break
+	:: else ->
+		/* LMM(cl:C): owner := waiter, waiter := 0, ACTIVE := 0, one CAS */
+		d_step {
+			if
+			:: owner == ho && waiter == hw && act == ha ->
+				owner = hw; waiter = 0; act = 0; nwait--; ok = 1;
+				WORD_INV
+			:: else -> ho = owner; hw = waiter; ha = act
+			fi
+		}
+		if
+		:: ok -> break
+		:: else -> skip
+		fi
+	od;
+	if
+	:: ok -> handoff_seq++	/* then FUTEX_WAKE: implicit */
+	:: else -> skip
+	fi
+}
+
+/*
+ * The signal handler of process 1, delivered once, at points where the
+ * process owns the lock or is (or was just made) the waiter: the handler
+ * printk()s, i.e. stores a record and calls pk__cl_lock_spinning().  Its
+ * first checks in C order: owner == 0 -> trylock (would need the nested
+ * holder loop: must not happen here), owner == me || waiter == me ->
+ * PK_CL_SELF.  Anything else would make the handler leave the record to,
+ * or wait for, its own interrupted thread: property (5).
+ */
+inline sig_handler()
+{
+	sig_done = 1;
+	stored++;
+	LOADW(s_o, s_w, s_a);
+	assert(s_o != 0);
+	assert(s_o == me || s_w == me);	/* PK_CL_SELF */
+	s_o = 0; s_w = 0; s_a = 0
+}
+
+#if SIGNAL
+#define SIGPOINT \
+	if \
+	:: me == 1 && !sig_done -> sig_handler() \
+	:: else -> skip \
+	fi
+#else
+#define SIGPOINT skip
+#endif
+
+proctype caller(byte me)
+{
+	byte w_o, w_w, h_o, h_w, s_o, s_w;
+	bit w_a, h_a, s_a, ok, progressed;
+	byte res, hs, prog0, p, round;
+
+	do
+	:: round < ROUNDS ->
+		round++;
+		/* printk(): commit the record (seq_cst, ringbuf write:E) */
+		stored++;
+
+		/* ---- pk__cl_lock_spinning(l, me) ---- */
+		res = R_NONE;
+		LOADW(w_o, w_w, w_a);		/* seq_cst */
+		do
+		:: w_o == 0 ->
+			/* LMM(cl:A) trylock */
+			CAS(w_o, w_w, w_a, me, 0, 0, ok);
+			if
+			:: ok -> res = R_OWNER; break
+			:: else -> skip
+			fi
+		:: w_o != 0 && (w_o == me || w_w == me) ->
+			assert(false)	/* only the signal handler can get here */
+		:: w_o != 0 && w_o != me && w_w != me ->
+#if STUCK_EXACT
+			/* known_stuck(): two relaxed loads */
+			p = progress;
+			if
+			:: stuck_at == p + 1 -> res = R_STUCK; break
+			:: else -> skip
+			fi;
+#else
+			/* known_stuck(): may say yes whenever somebody holds the lock */
+			if
+			:: res = R_STUCK; break
+			:: skip
+			fi;
+#endif
+			if
+			:: !w_a || w_w != 0 -> res = R_LEFT; break
+			:: else ->
+				/* become the waiter: same CAS checks ACTIVE, no waiter */
+				d_step {
+					if
+					:: owner == w_o && waiter == w_w && act == w_a ->
+						assert(nwait == 0);	/* (2) */
+						waiter = me; nwait++; ok = 1;
+						WORD_INV
+					:: else ->
+						w_o = owner; w_w = waiter; w_a = act; ok = 0
+					fi
+				}
+				if
+				:: ok -> break
+				:: else -> skip
+				fi
+			fi
+		od;
+
+		if
+		:: res == R_NONE ->
+			/* the waiter: spin, then sleep on handoff_seq */
+#if STUCK_EXACT
+			prog0 = progress;
+#endif
+			do
+			:: LOADW(w_o, w_w, w_a);	/* LMM(cl:B) acquire */
+				if
+				:: w_o == me -> res = R_OWNER; break
+				:: else -> skip
+				fi;
+				SIGPOINT;
+				if
+				:: skip		/* spin: go round */
+				::
+#if BUG == 2
+					/* mutant: check the word, then read handoff_seq */
+					LOADW(w_o, w_w, w_a);
+					if
+					:: w_o == me -> res = R_OWNER; break
+					:: else -> skip
+					fi;
+					hs = handoff_seq;
+#else
+					hs = handoff_seq;
+					LOADW(w_o, w_w, w_a);
+					if
+					:: w_o == me -> res = R_OWNER; break
+					:: else -> skip
+					fi;
+#endif
+					/* FUTEX_WAIT(handoff_seq, hs): returns when it changed */
+					if
+					:: handoff_seq != hs -> skip
+#if GIVEUP
+					:: true -> skip	/* the 5 ms slice ran out */
+#endif
+					fi
+#if GIVEUP
+				:: break	/* wait_ns is over: give up */
+#endif
+				fi
+			od;
+			hs = 0;
+			if
+			:: res == R_NONE ->
+				/* withdraw, unless the handoff wins the race */
+				do
+				:: w_o == me -> res = R_OWNER; break
+				:: w_o != me && w_w != me -> res = R_LEFT; break
+				:: w_o != me && w_w == me ->
+					d_step {
+						if
+						:: owner == w_o && waiter == w_w && act == w_a ->
+							waiter = 0; nwait--; ok = 1;
+							WORD_INV
+						:: else ->
+							w_o = owner; w_w = waiter; w_a = act; ok = 0
+						fi
+					}
+					if
+					:: ok -> res = R_TIMEOUT; break
+					:: else -> skip
+					fi
+				od;
+#if STUCK_EXACT
+				if
+				:: res == R_TIMEOUT ->
+					if
+					:: progress == prog0 -> stuck_at = prog0 + 1
+					:: else -> skip
+					fi
+				:: else -> skip
+				fi
+#else
+				skip
+#endif
+			:: else -> skip
+			fi;
+			prog0 = 0
+		:: else -> skip
+		fi;
+		p = 0;
+
+		/* ---- console_unlock(handoff = true, budget_ns = 0) ---- */
+		if
+		:: res == R_OWNER ->
+again:
+			do
+			:: progressed = 0;
+				/* pk__own_try(): always succeeds in this model */
+				/* pk__cl_record_begin(): LMM(cl:F) fetch_or */
+				d_step { act = 1; WORD_INV }
+				/* pk__con_emit() */
+				if
+				:: printed < stored ->
+					inprint++;
+					assert(inprint == 1 && owner == me);	/* (1) */
+					SIGPOINT;
+					printed++;
+					inprint--;
+					progressed = 1
+				:: else -> skip
+				fi;
+				/* pk__cl_record_end(): fetch_and, then handoff */
+				d_step { h_o = owner; h_w = waiter; h_a = 0; act = 0; WORD_INV }
+#if STUCK_EXACT
+				progress++;
+#endif
+				SIGPOINT;
+				handoff(h_o, h_w, h_a, ok);
+				if
+				:: ok -> goto out	/* the waiter holds the lock now */
+				:: else -> skip
+				fi;
+				if
+				:: !progressed -> break
+				:: else -> skip
+				fi
+			od;
+			/* pk__cl_unlock() */
+			skip;	/* (SPIN: a break may not land on a d_step) */
+			LOADW(w_o, w_w, w_a);		/* relaxed */
+			do
+			:: w_o != me -> break
+			:: else ->
+				ok = 0;
+				if
+				:: w_w != 0 ->
+					h_o = w_o; h_w = w_w; h_a = w_a;
+					handoff(h_o, h_w, h_a, ok)
+				:: else -> skip
+				fi;
+				if
+				:: ok -> break
+				:: else ->
+					/* LMM(cl:D) */
+					CAS(w_o, w_w, w_a, 0, 0, 0, ok);
+					if
+					:: ok -> break
+					:: else -> skip
+					fi
+				fi
+			od;
+			/* LMM(fl:B): pending_any() && pk__cl_trylock() */
+			if
+#if BUG == 1
+			:: false ->	/* mutant: no re-check after unlock */
+#else
+			:: printed < stored ->
+#endif
+				d_step {
+					if
+					:: owner == 0 && waiter == 0 && act == 0 ->
+						owner = me; ok = 1; WORD_INV
+					:: else -> ok = 0
+					fi
+				}
+				if
+				:: ok -> goto again
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi;
+out:
+			skip
+		:: else -> skip
+		fi;
+		res = 0; w_o = 0; w_w = 0; w_a = 0; h_o = 0; h_w = 0; h_a = 0;
+		ok = 0; progressed = 0
+	:: else -> break
+	od
+}
+
+init
+{
+	byte i;
+
+	atomic {
+		i = 1;
+		do
+		:: i <= N -> run caller(i); i++
+		:: else -> break
+		od
+	}
+	(_nr_pr == 1);
+	/* everyone has returned */
+	assert(owner == 0 && waiter == 0 && act == 0 && nwait == 0);
+	assert(printed == stored);	/* (4) no record left unprinted */
+}
+
+#endif /* MODEL == 1 */
+
+#if MODEL == 2
+
+/*
+ * ---- the per-console ownership word ----
+ * owner tid | prio << 32 | request << 34 | UNSAFE
+ * Processes: NORMAL callers 1..N (console_unlock(), legacy-style console
+ * lock: one trylock, no handoff), the EMERGENCY printer N+1
+ * (pk__flush_direct(PK_PRIO_EMERGENCY)), with PANIC the panic printer N+2
+ * (pk__flush_direct(PK_PRIO_PANIC), hostile).
+ */
+#define P_NONE		0
+#define P_NORMAL	1
+#define P_EMERG		2
+#define P_PANIC		3
+
+byte o_tid;		/* 0: free */
+byte o_prio;
+byte o_req;		/* highest priority waiting */
+bit o_unsafe;
+
+byte cl;		/* the console lock (legacy view: owner or 0) */
+bit panicking;
+
+/* ghost */
+byte nwrite;		/* processes inside the console's write() */
+byte victims;		/* bit per process a hostile takeover took the console from */
+bit e_req;		/* the EMERGENCY request is registered */
+
+#define OWN_INV \
+	assert(!e_req || o_req >= P_EMERG)	/* requests survive release */
+
+#define LOADO(t, pr, rq, u)	d_step { t = o_tid; pr = o_prio; rq = o_req; u = o_unsafe }
+
+/* pk__own_release(): ok = true if it was still ours */
+inline own_release(me, ok)
+{
+	LOADO(w_t, w_p, w_r, w_u);		/* relaxed */
+	do
+	:: w_t != me -> ok = 0; break		/* taken from us by force */
+	:: else ->
+		/* LMM(own:B): keep REQ and UNSAFE */
+		d_step {
+			if
+			:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+				o_tid = 0; o_prio = 0; ok = 1; OWN_INV
+			:: else -> w_t = o_tid; w_p = o_prio; w_r = o_req; w_u = o_unsafe; ok = 0
+			fi
+		}
+		if
+		:: ok -> break
+		:: else -> skip
+		fi
+	od
+}
+
+/*
+ * pk__con_emit(): one record through the console's write() (or
+ * write_atomic()).  Its contract: the caller owns the console (the reader
+ * position, c->rec and c->buf are the owner's).  An owner a PANIC printer
+ * took the console from may still be inside write(): that is what UNSAFE
+ * says, and the panic printer uses write_atomic() and scratch buffers.
+ */
+inline emit_one(me, atomicw, got)
+{
+	if
+	:: printed < stored ->
+#if OWNER_CHECK
+		/*
+		 * Reads the next record only as the owner.  A takeover may hit
+		 * between an owner's last check and here: that one record is
+		 * the one it was taken over in; a second is a violation.
+		 */
+		if
+		:: o_tid != me -> assert(!late); late = 1
+		:: else -> skip
+		fi;
+#endif
+		if
+		:: !atomicw ->
+			nwrite++;
+			/* write(): only the owner, or an old owner a PANIC took it from */
+			assert(nwrite == 1 || (o_unsafe && o_prio == P_PANIC));
+			assert(o_tid == me || ((victims & (1 << me)) && o_unsafe));
+			nwrite--
+		:: else -> skip
+		fi;
+		printed++;
+		got = 1
+	:: else -> got = 0
+	fi
+}
+
+proctype normal(byte me)
+{
+	byte w_t, w_p, w_r;
+	bit w_u, ok, progressed, got, rel, late;
+	byte round;
+
+	do
+	:: round < ROUNDS ->
+		round++;
+		stored++;
+		/* console lock: trylock, else the holder prints it */
+		d_step { if :: cl == 0 -> cl = me; ok = 1 :: else -> ok = 0 fi }
+		if
+		:: ok ->
+again:
+			do
+			:: progressed = 0;
+				if
+				:: panicking -> break	/* goto unlock */
+				:: else -> skip
+				fi;
+				/* pk__own_try() */
+				LOADO(w_t, w_p, w_r, w_u);	/* relaxed */
+				if
+#if FIX_TRY
+				:: w_t != 0 || w_r != 0 || w_u -> ok = 0	/* never write() after a takeover */
+#else
+				:: w_t != 0 || w_r != 0 -> ok = 0
+#endif
+				:: else ->
+					/* LMM(own:A) */
+					d_step {
+						if
+						:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+							assert(!e_req);	/* no jumping in front of a request */
+							o_tid = me; o_prio = P_NORMAL; ok = 1; OWN_INV
+						:: else -> ok = 0
+						fi
+					}
+				fi;
+				if
+				:: ok ->
+					emit_one(me, 0, got);
+					own_release(me, rel);
+					if
+					:: !rel ->
+						assert(victims & (1 << me))	/* only after a takeover */
+					:: else ->
+						assert(!(victims & (1 << me)))	/* after a takeover release fails */
+					fi;
+					if
+					:: got -> progressed = 1
+					:: else -> skip
+					fi
+				:: else -> skip
+				fi;
+				if
+				:: !progressed -> break
+				:: else -> skip
+				fi
+			od;
+			/* unlock (cl:D), then pending_any() && trylock (fl:B) */
+			cl = 0;
+			if
+			:: !panicking && o_tid == 0 ->
+				if
+				:: printed < stored ->
+					d_step { if :: cl == 0 -> cl = me; ok = 1 :: else -> ok = 0 fi }
+					if
+					:: ok -> goto again
+					:: else -> skip
+					fi
+				:: else -> skip
+				fi
+			:: else -> skip
+			fi
+		:: else -> skip
+		fi;
+		ok = 0; progressed = 0; got = 0; rel = 0;
+		w_t = 0; w_p = 0; w_r = 0; w_u = 0
+	:: else -> break
+	od
+}
+
+/*
+ * pk__flush_direct(prio) for one console: pk__own_acquire(), then emit
+ * until NONE, then release.  ret: 0 friendly, 1 hostile, 2 -EBUSY.
+ */
+proctype direct(byte me; byte prio)
+{
+	byte w_t, w_p, w_r, ret;
+	bit w_u, ok, got, rel, late;
+
+	stored++;
+	if
+	:: prio == P_PANIC -> panicking = 1
+	:: else -> skip
+	fi;
+	/* ---- pk__own_acquire(o, me, prio, wait, hostile = prio == PANIC) ---- */
+acquire:
+	do
+	:: LOADO(w_t, w_p, w_r, w_u);		/* acquire */
+		assert(w_t != me);		/* no -EDEADLK here */
+		if
+		:: w_t == 0 ->
+			/* LMM(own:A) take it: keep a higher request only */
+			d_step {
+				if
+				:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+					o_tid = me; o_prio = prio;
+					if
+					:: o_req <= prio -> o_req = 0; e_req = 0	/* ours, or a lower one */
+					:: else -> skip
+					fi;
+					ok = 1; OWN_INV
+				:: else -> ok = 0
+				fi
+			}
+			if
+			:: ok -> ret = o_unsafe; break
+			:: else -> skip
+			fi
+		:: w_t != 0 && w_r < prio ->
+			/* ask the owner to yield */
+			d_step {
+				if
+				:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+					o_req = prio;
+					if
+					:: prio == P_EMERG -> e_req = 1
+					:: else -> e_req = 0	/* PANIC's request supersedes */
+					fi;
+					OWN_INV
+				:: else -> skip
+				fi
+			}
+		:: w_t != 0 && w_r >= prio ->
+			if
+			:: skip		/* wait for a record boundary */
+			:: prio == P_PANIC ->
+				/* wait_ns over: take it by force */
+				d_step {
+					if
+					:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+						victims = victims | (1 << o_tid); o_tid = me; o_prio = prio; o_req = 0;
+						o_unsafe = 1; e_req = 0; ok = 1;
+						OWN_INV
+					:: else -> ok = 0
+					fi
+				}
+				if
+				:: ok -> ret = 1; break
+				:: else -> skip
+				fi
+#if EMERG_TIMEOUT
+			:: prio == P_EMERG ->
+				/* wait_ns over: withdraw our request, -EBUSY */
+				if
+				:: w_r == prio ->
+					d_step {
+						if
+						:: o_tid == w_t && o_prio == w_p && o_req == w_r && o_unsafe == w_u ->
+							o_req = 0; e_req = 0; OWN_INV
+						:: else -> skip
+						fi
+					}
+				:: else -> skip
+				fi;
+				ret = 2;
+				break
+#endif
+			fi
+		fi
+	od;
+	if
+	:: ret == 2 -> skip	/* not ours: the owner prints it at its next round */
+	:: else ->
+		/* write_atomic() after a takeover (the console has one here) */
+		do
+#if FIX_DIRECT
+		:: o_tid != me -> break	/* taken from us: stop at this record boundary */
+		:: o_tid == me ->
+#else
+		:: true ->
+#endif
+			emit_one(me, ret == 1, got);
+			if
+			:: !got -> break
+			:: else -> skip
+			fi
+		od;
+		own_release(me, rel);
+		/* only PANIC takes a console from an EMERGENCY printer */
+		assert(rel || (prio == P_EMERG && (victims & (1 << me))));
+#if FIX_DIRECT
+		/* re-check after release, as nbcon_atomic_flush_pending() does */
+		if
+		:: rel && printed < stored -> goto acquire
+		:: else -> skip
+		fi
+#endif
+	fi
+}
+
+init
+{
+	byte i;
+
+	atomic {
+		i = 1;
+		do
+		:: i <= N -> run normal(i); i++
+		:: else -> break
+		od;
+		run direct(N + 1, P_EMERG);
+#if PANIC
+		run direct(N + 2, P_PANIC);
+#endif
+	}
+	(_nr_pr == 1);
+	assert(cl == 0 && o_tid == 0);
+#if !PANIC && STRAND_CHECK
+	/*
+	 * (4) no record left unprinted.  With PANIC the old owner and the
+	 * panic printer both advance the one counter: not meaningful there.
+	 */
+	assert(printed == stored);
+#endif
+}
+
+#endif /* MODEL == 2 */

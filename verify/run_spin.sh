@@ -1,0 +1,95 @@
+#!/bin/sh
+# run_spin.sh - exhaustive SPIN checks of verify/conlock.pml (see
+# docs/conlock-model.md).  Each check: spin -a with its -D options, gcc
+# pan.c, ./pan.  A "pass" check must finish with errors: 0; an "xfail"
+# check is a known finding (or a mutant) and must fail with the given
+# assertion text: if it passes, the model or the expectation changed.
+# Exit status: 0 when every check came out as expected, 1 otherwise.
+#
+# Usage: verify/run_spin.sh [NAME...]   (default: all checks)
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+model="$here/conlock.pml"
+SPIN=${SPIN:-spin}
+CC=${CC_PAN:-gcc}
+command -v "$SPIN" >/dev/null 2>&1 || { echo "run_spin.sh: spin not found" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pk-spin.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+
+# name | spin -D options | expect ("pass" or text pan prints for the violation)
+checks='
+m1_n3|-DMODEL=1 -DN=3|pass
+m1_n3_nogiveup|-DMODEL=1 -DN=3 -DGIVEUP=0|pass
+m1_n2_rounds2|-DMODEL=1 -DN=2 -DROUNDS=2|pass
+m1_n4_nogiveup|-DMODEL=1 -DN=4 -DGIVEUP=0 -DSIGNAL=0|pass
+m1_mutant_norecheck|-DMODEL=1 -DN=3 -DBUG=1|assertion violated (printed==stored)
+m1_mutant_lostwake|-DMODEL=1 -DN=3 -DBUG=2 -DGIVEUP=0|invalid end state
+m2_prio|-DMODEL=2 -DN=2 -DSTRAND_CHECK=0|pass
+m2_fixed|-DMODEL=2 -DN=2 -DFIX_DIRECT=1|pass
+m2_panic_fixed|-DMODEL=2 -DN=1 -DPANIC=1 -DFIX_DIRECT=1 -DFIX_TRY=1|pass
+m2_finding_strand|-DMODEL=2 -DN=2|assertion violated (printed==stored)
+m2_finding_emit_after_takeover|-DMODEL=2 -DN=1 -DPANIC=1|assertion violated  !(late)
+m2_finding_try_unsafe|-DMODEL=2 -DN=2 -DPANIC=1 -DOWNER_CHECK=0|assertion violated ((nwrite==1)||(o_unsafe&&(o_prio==3)))
+'
+
+t_start=$(date +%s)
+want=" $* "
+
+echo "$checks" | while IFS='|' read -r name opts expect; do
+	[ -n "$name" ] || continue
+	if [ $# -gt 0 ] && [ "${want#* $name }" = "$want" ]; then
+		continue
+	fi
+	d="$work/$name"
+	mkdir -p "$d"
+	cp "$model" "$d/conlock.pml"
+	log="$d/pan.out"
+	t0=$(date +%s)
+	# shellcheck disable=SC2086
+	if ! (cd "$d" && "$SPIN" $opts -a conlock.pml >spin.out 2>&1); then
+		echo "FAIL $name: spin -a failed"; cat "$d/spin.out"
+		echo "bad" >>"$work/result"; continue
+	fi
+	if ! (cd "$d" && "$CC" -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.out 2>&1); then
+		echo "FAIL $name: gcc pan.c failed"; cat "$d/cc.out"
+		echo "bad" >>"$work/result"; continue
+	fi
+	(cd "$d" && ./pan -m200000 >"$log" 2>&1)
+	t1=$(date +%s)
+	errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$log" | head -n 1)
+	depth=$(sed -n 's/.*depth reached \([0-9]*\),.*/\1/p' "$log" | head -n 1)
+	info="states=${states:-?} depth=${depth:-?} time=$((t1 - t0))s"
+	if [ -z "$errors" ]; then
+		echo "FAIL $name: no result from pan ($info)"; tail -n 20 "$log"
+		echo "bad" >>"$work/result"; continue
+	fi
+	if [ "$expect" = pass ]; then
+		if [ "$errors" = 0 ] && ! grep -q "^pan:[0-9]*: \|max search depth too small" "$log"; then
+			echo "ok   $name: errors: 0, $info"
+			echo "ok" >>"$work/result"
+		else
+			echo "FAIL $name: errors: $errors, $info"
+			grep "^pan:[0-9]*: \|too small" "$log" | head -n 5
+			echo "bad" >>"$work/result"
+		fi
+	else
+		if [ "$errors" != 0 ] && grep -qF "$expect" "$log"; then
+			echo "ok   $name: known finding reproduced ($expect), $info"
+			echo "ok" >>"$work/result"
+		else
+			echo "FAIL $name: expected '$expect', got errors: $errors, $info"
+			grep "^pan:[0-9]*: \|too small" "$log" | head -n 5
+			echo "bad" >>"$work/result"
+		fi
+	fi
+done
+
+ok=$(grep -c '^ok$' "$work/result" 2>/dev/null)
+bad=$(grep -c '^bad$' "$work/result" 2>/dev/null)
+ok=${ok:-0}
+bad=${bad:-0}
+echo "spin conlock: $ok checks as expected, $bad failed ($(( $(date +%s) - t_start ))s)"
+[ "$bad" = 0 ] && [ "$ok" -gt 0 ]
