@@ -60,7 +60,8 @@
  *   own:A acquire CAS when taking it: pairs with own:B so the new owner
  *         sees the console state (reader position, counters) the last
  *         owner left.
- *   own:B release CAS when releasing.
+ *   own:B release CAS when releasing; seq_cst, because a direct printer
+ *         looks for pending records right after it (flush.c fl:C).
  *   A waiting request survives a release, so a NORMAL owner cannot take the
  *   console again in front of an EMERGENCY or PANIC printer waiting for it.
  */
@@ -282,7 +283,13 @@ bool pk__own_try(struct pk__conown *o, uint32_t tid)
 {
 	uint64_t w = atomic_load_explicit(&o->word, memory_order_relaxed);
 
-	if (own_tid(w) || own_req(w))
+	/*
+	 * UNSAFE: a panic took the console by force and its old owner may
+	 * still be inside write(); a NORMAL printer never writes to it again
+	 * (found by the SPIN model: a printer preempted across the whole
+	 * panic wait would otherwise write concurrently with that owner).
+	 */
+	if (own_tid(w) || own_req(w) || (w & OWN_UNSAFE))
 		return false;
 	/* LMM(own:A) */
 	return atomic_compare_exchange_strong_explicit(
@@ -354,7 +361,7 @@ bool pk__own_release(struct pk__conown *o, uint32_t tid)
 		/* LMM(own:B) */
 		if (atomic_compare_exchange_weak_explicit(&o->word, &w,
 							  w & (OWN_REQ_MASK | OWN_UNSAFE),
-							  memory_order_release,
+							  memory_order_seq_cst,
 							  memory_order_relaxed))
 			return true;
 	}
@@ -374,7 +381,8 @@ bool pk__own_unsafe(const struct pk__conown *o)
 
 uint32_t pk__own_owner(const struct pk__conown *o)
 {
-	return own_tid(atomic_load_explicit(&o->word, memory_order_relaxed));
+	/* seq_cst: one side of the fl:C pattern in flush.c */
+	return own_tid(atomic_load_explicit(&o->word, memory_order_seq_cst));
 }
 
 void pk__own_reset(struct pk__conown *o)

@@ -36,6 +36,10 @@
  *   fl:B  The console-lock holder unlocks (seq_cst, conlock cl:D), then
  *         looks for pending records (seq_cst); a caller commits then tries
  *         the lock (seq_cst, cl:A).  Same pattern: somebody prints it.
+ *   fl:C  A direct (emergency) printer releases a console (seq_cst,
+ *         own:B) and then looks for pending records (seq_cst); a caller
+ *         that found the console owned commits (seq_cst) and looks at the
+ *         owner (seq_cst, in pending_any()).  Same pattern again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -334,41 +338,55 @@ int pk__flush_console_added(struct pk_console *c)
 	return start_printer(c);
 }
 
-void pk__flush_console_removing(struct pk_console *c)
+int pk__flush_console_removing(struct pk_console *c)
 {
+	struct timespec until;
+
 	if (!c->has_thread)
-		return;
+		return 0;
 	atomic_store_explicit(&c->thread_stop, 1, memory_order_release);
 	atomic_fetch_add_explicit(&c->wake, 1, memory_order_release);
 	pk__futex_wake(&c->wake, 1);
-	pthread_join(c->thread, NULL);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	if (pthread_timedjoin_np(c->thread, NULL, &until)) {
+		/* Stuck inside the driver's write(): leave it be. */
+		pthread_detach(c->thread);
+		c->has_thread = false;
+		return -EBUSY;
+	}
 	c->has_thread = false;
+	return 0;
 }
 
 /* ---- direct printing: emergency, panic, crash ---- */
 
 static struct pk__con_scratch takeover_scratch;
 
-int pk__flush_direct(enum pk__prio prio)
+/*
+ * Print everything pending on @c from this thread at @prio.  Return:
+ * records printed.
+ *
+ * Two rules the SPIN model (verify/conlock.pml, model 2) found necessary:
+ * stop at a record boundary as soon as the console is no longer ours (a
+ * panic took it by force), and after releasing it, look again: a caller
+ * that stored a record while we held the console found it owned and left
+ * the record to us.  That re-check pairs with pending_any() in a caller
+ * (fl:C): our seq_cst release then seq_cst look at the store, against its
+ * seq_cst commit then seq_cst look at the owner; one of us sees the other.
+ */
+static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio)
 {
-	uint32_t tid = pk__tid();
 	bool panic = prio == PK_PRIO_PANIC;
 	struct pk__con_scratch *scratch;
-	struct pk_console *c;
-	bool unsafe, atomic;
-	int i, ret, printed = 0;
+	bool unsafe, atomic, released;
+	int ret, printed = 0;
 
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
+	do {
 		ret = pk__own_acquire(&c->own, tid, prio, panic ? PANIC_WAIT_NS : EMERG_WAIT_NS,
 				      panic);
-		if (ret == -EBUSY || (ret == -EDEADLK && !panic)) {
-			/* Not ours to take: the owner prints it at its next round. */
-			pk__con_put(i);
-			continue;
-		}
+		if (ret == -EBUSY || (ret == -EDEADLK && !panic))
+			break;	/* not ours to take: its owner prints it */
 		unsafe = ret != 0;
 		if (ret == 1)
 			atomic_fetch_add_explicit(&F.takeovers, 1, memory_order_relaxed);
@@ -376,16 +394,30 @@ int pk__flush_direct(enum pk__prio prio)
 			/* The old owner is inside write(): nothing can safely interrupt it. */
 			if (ret == 1)
 				pk__own_release(&c->own, tid);
-			pk__con_put(i);
-			continue;
+			break;
 		}
 		/* After a takeover the console's own buffers may still be in use. */
 		scratch = unsafe ? &takeover_scratch : NULL;
 		atomic = c->ops->write_atomic != NULL;
-		while (pk__con_emit(c, scratch, atomic) != PK_EMIT_NONE)
+		while (pk__own_owner(&c->own) == tid && pk__con_emit(c, scratch, atomic) != PK_EMIT_NONE)
 			printed++;
-		if (ret >= 0)
-			pk__own_release(&c->own, tid);
+		/* LMM(fl:C) */
+		released = ret >= 0 && pk__own_release(&c->own, tid);
+	} while (released && !pk__panicking_other(tid) && pk__con_pending(c));
+	return printed;
+}
+
+int pk__flush_direct(enum pk__prio prio)
+{
+	uint32_t tid = pk__tid();
+	struct pk_console *c;
+	int i, printed = 0;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		printed += direct_one(c, tid, prio);
 		pk__con_put(i);
 	}
 	atomic_fetch_add_explicit(&F.direct_records, (uint64_t)printed, memory_order_relaxed);

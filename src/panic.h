@@ -21,4 +21,12 @@ static inline bool pk__panicking(void)
 	return atomic_load_explicit(&pk__panic_tid, memory_order_acquire) != 0;
 }
 
+/* Is another thread than @tid panicking (we must stop printing)? */
+static inline bool pk__panicking_other(uint32_t tid)
+{
+	uint32_t p = atomic_load_explicit(&pk__panic_tid, memory_order_acquire);
+
+	return p && p != tid;
+}
+
 #endif /* PK_PANIC_H */

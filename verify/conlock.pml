@@ -104,10 +104,10 @@
 #define OWNER_CHECK 1	/* MODEL 2: pk__con_emit() only by the console's owner */
 #endif
 #ifndef FIX_DIRECT
-#define FIX_DIRECT 0	/* MODEL 2: pk__flush_direct() as proposed, not as coded */
+#define FIX_DIRECT 1	/* MODEL 2: pk__flush_direct() as coded (0: before the fix) */
 #endif
 #ifndef FIX_TRY
-#define FIX_TRY 0	/* MODEL 2: pk__own_try() as proposed: fails while UNSAFE */
+#define FIX_TRY 1	/* MODEL 2: pk__own_try() as coded: fails while UNSAFE (0: before) */
 #endif
 #ifndef EMERG_TIMEOUT
 #define EMERG_TIMEOUT 1	/* MODEL 2: the EMERGENCY printer may give up (-EBUSY) */

@@ -27,11 +27,11 @@ m1_n4_nogiveup|-DMODEL=1 -DN=4 -DGIVEUP=0 -DSIGNAL=0|pass
 m1_mutant_norecheck|-DMODEL=1 -DN=3 -DBUG=1|assertion violated (printed==stored)
 m1_mutant_lostwake|-DMODEL=1 -DN=3 -DBUG=2 -DGIVEUP=0|invalid end state
 m2_prio|-DMODEL=2 -DN=2 -DSTRAND_CHECK=0|pass
-m2_fixed|-DMODEL=2 -DN=2 -DFIX_DIRECT=1|pass
-m2_panic_fixed|-DMODEL=2 -DN=1 -DPANIC=1 -DFIX_DIRECT=1 -DFIX_TRY=1|pass
-m2_finding_strand|-DMODEL=2 -DN=2|assertion violated (printed==stored)
-m2_finding_emit_after_takeover|-DMODEL=2 -DN=1 -DPANIC=1|assertion violated  !(late)
-m2_finding_try_unsafe|-DMODEL=2 -DN=2 -DPANIC=1 -DOWNER_CHECK=0|assertion violated ((nwrite==1)||(o_unsafe&&(o_prio==3)))
+m2_n2|-DMODEL=2 -DN=2|pass
+m2_panic|-DMODEL=2 -DN=1 -DPANIC=1|pass
+m2_mutant_norecheck|-DMODEL=2 -DN=2 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated (printed==stored)
+m2_mutant_emit_after_takeover|-DMODEL=2 -DN=1 -DPANIC=1 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated  !(late)
+m2_mutant_try_unsafe|-DMODEL=2 -DN=2 -DPANIC=1 -DOWNER_CHECK=0 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated ((nwrite==1)||(o_unsafe&&(o_prio==3)))
 '
 
 t_start=$(date +%s)
