@@ -212,6 +212,11 @@ const char *pkb_tmpdir(void);
 void pkb_tmpdir_remove(void);
 /* Count the lines of @path containing @needle; -1 if unreadable. */
 long pkb_count_lines(const char *path, const char *needle);
+/* What a console's file holds: lines with @mark, drop notices and their sum, the rest. */
+struct pkb_file_scan {
+	uint64_t data_lines, notice_lines, notice_sum, other_lines;
+};
+void pkb_scan_file(const char *path, const char *mark, struct pkb_file_scan *out);
 /* Human units: "812ns", "12.3us", "4.56ms", "7.89s". */
 const char *pkb_fmt_ns(char *buf, size_t n, uint64_t ns);
 

@@ -45,22 +45,11 @@ static pthread_barrier_t start_line;
 /* Lines carrying the message, and the records drop notices report lost. */
 static void scan_file(const char *path, struct pkb_lat_result *r)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL, *p;
-	size_t cap = 0;
-	unsigned long n;
+	struct pkb_file_scan sc;
 
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) >= 0) {
-		if (strstr(line, PKB_PEER_MARK))
-			r->file_lines++;
-		else if ((p = strstr(line, "** ")) && strstr(p, "printk messages dropped") &&
-			 sscanf(p, "** %lu", &n) == 1)
-			r->file_dropped += n;
-	}
-	free(line);
-	fclose(f);
+	pkb_scan_file(path, PKB_PEER_MARK, &sc);
+	r->file_lines = sc.data_lines;
+	r->file_dropped = sc.notice_sum;
 }
 
 static void *lthread_main(void *arg)

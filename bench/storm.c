@@ -34,7 +34,6 @@
 
 #define SAMPLE_NS	5000000u	/* sampler period: 5 ms */
 #define MSG_MARK	"storm: worker "
-#define NOTICE_MARK	"printk messages dropped"
 
 const char *const pkb_smode_names[PKB_NSMODES] = {
 	[PKB_LEGACY] = "legacy",
@@ -195,26 +194,13 @@ static void *sampler_main(void *arg)
 /* Read the console's file back: records, drop notices and their sum. */
 static void scan_file(const char *path, struct pkb_storm_result *r)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL, *p;
-	size_t cap = 0;
-	unsigned long n;
+	struct pkb_file_scan sc;
 
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) >= 0) {
-		if (strstr(line, MSG_MARK)) {
-			r->file_data_lines++;
-		} else if ((p = strstr(line, "** ")) && strstr(p, NOTICE_MARK) &&
-			   sscanf(p, "** %lu", &n) == 1) {
-			r->file_notice_lines++;
-			r->file_notice_sum += n;
-		} else {
-			r->file_other_lines++;
-		}
-	}
-	free(line);
-	fclose(f);
+	pkb_scan_file(path, MSG_MARK, &sc);
+	r->file_data_lines = sc.data_lines;
+	r->file_notice_lines = sc.notice_lines;
+	r->file_notice_sum = sc.notice_sum;
+	r->file_other_lines = sc.other_lines;
 }
 
 /*

@@ -87,6 +87,31 @@ long pkb_count_lines(const char *path, const char *needle)
 	return n;
 }
 
+void pkb_scan_file(const char *path, const char *mark, struct pkb_file_scan *out)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *p;
+	size_t cap = 0;
+	unsigned long n;
+
+	memset(out, 0, sizeof(*out));
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) >= 0) {
+		if (strstr(line, mark)) {
+			out->data_lines++;
+		} else if ((p = strstr(line, "** ")) && strstr(p, "printk messages dropped") &&
+			   sscanf(p, "** %lu", &n) == 1) {
+			out->notice_lines++;
+			out->notice_sum += n;
+		} else {
+			out->other_lines++;
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
 const char *pkb_fmt_ns(char *buf, size_t n, uint64_t ns)
 {
 	double v = (double)ns;
