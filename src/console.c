@@ -180,6 +180,20 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
 	return c;
 }
 
+/*
+ * Consoles detached while a thread was stuck inside their write(): never
+ * freed, since that thread may come back to them; kept here.
+ */
+static struct pk_console *abandoned[PK_MAX_CONSOLES * 4];
+static unsigned nr_abandoned;
+
+static int abandon(struct pk_console *c)
+{
+	if (nr_abandoned < PK__ARRAY_SIZE(abandoned))
+		abandoned[nr_abandoned++] = c;
+	return -EBUSY;
+}
+
 /* Detach slot @i and free its console once nobody uses it.  reg_lock held. */
 static int unregister_slot(int i)
 {
@@ -187,13 +201,15 @@ static int unregister_slot(int i)
 	struct timespec nap = { 0, 1000000 };
 	int waited;
 
-	pk__flush_console_removing(c);
 	/* LMM(reg:B) */
 	atomic_store_explicit(&slots[i].con, DRAINING, memory_order_seq_cst);
 	atomic_fetch_sub_explicit(&nr_consoles, 1, memory_order_relaxed);
+	pk__con_update_max_loglevel();
+	if (pk__flush_console_removing(c) < 0)
+		return abandon(c);	/* its printer is stuck inside write() */
 	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
 		if (waited == 5000)
-			return -EBUSY;	/* someone is stuck inside its write(): keep it */
+			return abandon(c);	/* someone is stuck inside its write() */
 		nanosleep(&nap, NULL);
 	}
 	atomic_store_explicit(&slots[i].con, NULL, memory_order_release);
