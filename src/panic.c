@@ -90,6 +90,12 @@ static bool panic_begin(uint32_t tid)
 {
 	uint32_t expect = 0;
 
+	/*
+	 * acq_rel: printers read pk__panic_tid with acquire (pk__panicking())
+	 * at each record boundary; from the moment they see it they leave the
+	 * consoles to us.  The acquire side of a failed CAS lets a second
+	 * panicking thread see who won.
+	 */
 	return atomic_compare_exchange_strong_explicit(&pk__panic_tid, &expect, tid,
 						       memory_order_acq_rel, memory_order_acquire) ||
 	       expect == tid;

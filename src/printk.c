@@ -30,6 +30,10 @@ static PK__TLS bool in_init;
 
 static void atfork_child(void)
 {
+	/*
+	 * Relaxed: the child has one thread, which reads the counter itself;
+	 * a new generation only makes each thread re-read its tid once.
+	 */
 	atomic_fetch_add_explicit(&pk__g.fork_gen, 1, memory_order_relaxed);
 	pk__flush_atfork_child();
 }
