@@ -303,6 +303,13 @@ static void *printer_main(void *arg)
 			r = pk__con_emit(c, NULL, false);
 		while (r == PK_EMIT_SKIPPED && !pk__own_yield_wanted(&c->own));
 		pk__own_release(&c->own, tid);
+		/*
+		 * Told to stop while inside write(): our console was given up
+		 * on (unregistered or shut down meanwhile, perhaps re-initialised);
+		 * touch nothing but the console itself, which is kept for us.
+		 */
+		if (atomic_load_explicit(&c->thread_stop, memory_order_acquire))
+			break;
 		if (r == PK_EMIT_PRINTED)
 			atomic_fetch_add_explicit(&F.thread_records, 1, memory_order_relaxed);
 	}

@@ -286,18 +286,20 @@ static void test_handoff_budget(void **state)
 
 /* A console whose write() never returns (until the test lets it go). */
 static int gate[2];
-static _Atomic int stuck_inside;
+static _Atomic int stuck_inside, stuck_writes_done;
 
 static long stuck_write(void *ctx, const char *buf, size_t len)
 {
 	char c;
+	long ret = (long)len;
 
 	(void)ctx;
 	(void)buf;
 	atomic_store(&stuck_inside, 1);
 	if (read(gate[0], &c, 1) != 1)
-		return -EIO;
-	return (long)len;
+		ret = -EIO;
+	atomic_fetch_add(&stuck_writes_done, 1);
+	return ret;
 }
 
 static const struct pk_console_ops stuck_ops = { .name = "stuck", .write = stuck_write };
@@ -321,6 +323,7 @@ static void run_stuck(enum pk_mode mode)
 	init_mode(mode, 0);
 	assert_int_equal(pipe(gate), 0);
 	atomic_store(&stuck_inside, 0);
+	atomic_store(&stuck_writes_done, 0);
 	good = pk_console_register(&tu_capture_ops, cap, -1);
 	bad = pk_console_register(&stuck_ops, NULL, -1);
 	pk_flush_stats_reset();
@@ -366,6 +369,9 @@ static void run_stuck(enum pk_mode mode)
 	pk_console_unregister(good);
 	if (bad)
 		assert_int_equal(pk_console_unregister(bad), 0);
+	/* The detached printer may still be on its way out of read(). */
+	while (!atomic_load(&stuck_writes_done))
+		usleep(1000);
 	close(gate[0]);
 	close(gate[1]);
 	tu_capture_free(cap);
