@@ -398,15 +398,24 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	return commit(ring, seq, claimed, open);
 }
 
+static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out);
+
+/*
+ * Extending copies: the whole new text goes into a fresh block, and one
+ * CAS moves the descriptor from the old block to it.  Until that CAS the
+ * old block stays exactly as committed, so a writer killed in the middle
+ * (SIGKILL on a file store) leaves the committed text readable: the
+ * post-mortem reader and pk__ring_recover() validate the block a RESERVED
+ * descriptor points to and keep it if its checksum holds.
+ */
 int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len, bool open)
 {
 	struct pk_ring_hdr *h = ring->h;
 	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
 	uint64_t d = atomic_load_explicit(dp, memory_order_acquire);
-	uint64_t claimed, lh, lpos, hw2, hw3, w;
-	uint32_t oldlen, newlen, i, nw;
-	struct pk_ring_meta m;
-	char buf[PK_RING_TEXT_MAX + 8];
+	uint64_t claimed, moved, lpos;
+	struct pk_ring_rec old;
+	uint32_t newlen;
 	int ret = -EAGAIN;
 
 	if (desc_seq(d) != (uint32_t)seq || desc_state(d) != DS_OPEN)
@@ -419,40 +428,30 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 
 	if (atomic_load_explicit(&h->seq_head, memory_order_seq_cst) != seq + 1)
 		goto out;	/* no longer the newest */
-	lh = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
-	lpos = lpos_expand(lh, desc_off(d));
-	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), memory_order_relaxed);
-	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), memory_order_relaxed);
-	oldlen = (uint32_t)(hw2 & 0xffff);
-	if (oldlen > PK_RING_TEXT_MAX || lpos + blk_size(oldlen) != lh)
-		goto out;
-	newlen = oldlen + len;
+	if (!copy_record(ring, seq, claimed, &old))
+		goto out;	/* overwritten meanwhile */
+	newlen = old.len + len;
 	if (newlen > PK_RING_TEXT_MAX) {
 		ret = -E2BIG;
 		goto out;
 	}
-	/* Take the space after the block, only if nobody reserved any since. */
-	if (!atomic_compare_exchange_strong_explicit(&h->lpos_head, &lh, lpos + blk_size(newlen),
-						     memory_order_relaxed, memory_order_relaxed))
-		goto out;
-
-	nw = text_words(oldlen);
-	for (i = 0; i < nw; i++) {
-		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), memory_order_relaxed);
-		memcpy(buf + i * 8, &w, 8);
-	}
-	memcpy(buf + oldlen, text, len);
-	m.ts_ns = atomic_load_explicit(word_at(ring, lpos, 1), memory_order_relaxed);
-	m.tid = (uint32_t)hw3;
-	m.level = (uint8_t)(hw2 >> 16);
-	m.facility = (uint8_t)(hw2 >> 24);
-	m.flags = (uint16_t)(hw2 >> 32);
-	/* LMM(write:D) again: the new words are fresh space, as in a write. */
+	memcpy(old.text + old.len, text, len);
+	/* LMM(write:B), then LMM(write:D): fresh space, as in a write. */
+	lpos = atomic_fetch_add_explicit(&h->lpos_head, blk_size(newlen), memory_order_relaxed);
 	pk__fence_release();
-	put_block(ring, lpos, seq, &m, buf, newlen);
-	ret = 0;
+	put_block(ring, lpos, seq, &old.meta, old.text, newlen);
+	/* LMM(write:E): publish the new block in place of the old one. */
+	moved = desc_make(seq, lpos, open ? DS_OPEN : DS_FINAL);
+	if (!atomic_compare_exchange_strong_explicit(dp, &claimed, moved, memory_order_seq_cst,
+						     memory_order_relaxed))
+		return -ENOBUFS;	/* overrun meanwhile: counted by whoever took it */
+	/* LMM(write:G) */
+	if (open && atomic_load_explicit(&h->seq_head, memory_order_seq_cst) != seq + 1)
+		finalize(ring, seq);
+	wake_readers(ring);
+	return 0;
 out:
-	if (commit(ring, seq, claimed, ret == 0 && open) < 0)
+	if (commit(ring, seq, claimed, false) < 0)
 		return -ENOBUFS;
 	return ret;
 }
@@ -604,7 +603,16 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 			r++;		/* retired, or a state no writer makes: lost */
 			continue;
 		}
-		/* In progress: FREE (unclaimed), RESERVED or OPEN. */
+		/*
+		 * In progress: FREE (unclaimed), RESERVED or OPEN.  Post mortem,
+		 * a RESERVED descriptor whose block validates is committed text
+		 * whose extension was cut short (or a record complete but for
+		 * its commit): show it.
+		 */
+		if (rd->postmortem && st == DS_RESERVED && copy_record(ring, r, d, out)) {
+			rd->next = r + 1;
+			return 1;
+		}
 		if (rd->postmortem || head - r > n / 2) {
 			r++;
 			continue;
@@ -724,6 +732,7 @@ uint64_t pk__ring_clear(struct pk_ring *ring)
 
 uint64_t pk__ring_recover(struct pk_ring *ring)
 {
+	struct pk_ring_rec scratch;
 	struct pk_ring_hdr *h = ring->h;
 	uint64_t n = ring->desc_mask + 1, retired = 0;
 	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
@@ -745,6 +754,9 @@ uint64_t pk__ring_recover(struct pk_ring *ring)
 		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
 		if (st == DS_OPEN) {
 			/* Committed text nobody can extend any more. */
+			atomic_store_explicit(dp, (d & ~7ull) | DS_FINAL, memory_order_relaxed);
+		} else if (st == DS_RESERVED && copy_record(ring, r, d, &scratch)) {
+			/* An extension cut short: its block is still the committed one. */
 			atomic_store_explicit(dp, (d & ~7ull) | DS_FINAL, memory_order_relaxed);
 		} else if (st == DS_FREE || st == DS_RESERVED) {
 			/* Its writer died between taking the seq and committing. */

@@ -201,6 +201,34 @@ static void test_extend(void **state)
 	fx_free(f);
 }
 
+/*
+ * A writer killed in the middle of extending its open record: the text it
+ * had committed survives for a post-mortem reader and for recovery.
+ */
+static void test_killed_extension_keeps_committed_text(void **state)
+{
+	struct fixture *f = fx_new(14);
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint64_t seq, d;
+
+	(void)state;
+	assert_int_equal(put(&f->ring, "committed part", 6, true, &seq), 0);
+	/* pk__ring_extend's reopen, then it dies before moving the descriptor. */
+	d = atomic_load(&f->ring.desc[seq & f->ring.desc_mask]);
+	atomic_store(&f->ring.desc[seq & f->ring.desc_mask], (d & ~7ull) | DS_RESERVED);
+	atomic_fetch_add(&f->ring.h->lpos_head, 64);	/* it had taken new space, too */
+	pk__ring_reader_init(&rd, &f->ring, true);
+	assert_int_equal(pk__ring_read(&rd, &rec), 1);
+	assert_string_equal(rec.text, "committed part");
+	/* Recovery when the store is reopened keeps it as a finished record. */
+	assert_int_equal(pk__ring_recover(&f->ring), 0);
+	pk__ring_reader_init(&rd, &f->ring, false);
+	assert_int_equal(pk__ring_read(&rd, &rec), 1);
+	assert_string_equal(rec.text, "committed part");
+	fx_free(f);
+}
+
 /* Reserve like pk__ring_write's steps A-C, then never commit. */
 static uint64_t reserve_and_abandon(struct pk_ring *ring, uint32_t len)
 {
@@ -319,6 +347,7 @@ int main(void)
 		cmocka_unit_test(test_reader_lapped),
 		cmocka_unit_test(test_extend),
 		cmocka_unit_test(test_abandoned_reservation),
+		cmocka_unit_test(test_killed_extension_keeps_committed_text),
 		cmocka_unit_test(test_torn_record_rejected),
 		cmocka_unit_test(test_attach_validation),
 		cmocka_unit_test(test_sizes),
