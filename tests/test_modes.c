@@ -453,6 +453,78 @@ static void test_emergency_thread(void **state) { (void)state; run_emergency(PK_
 static void test_emergency_handoff(void **state) { (void)state; run_emergency(PK_MODE_HANDOFF); }
 static void test_emergency_legacy(void **state) { (void)state; run_emergency(PK_MODE_LEGACY); }
 
+/*
+ * Emergency sections while other threads keep printing: direct printing
+ * takes the console at record boundaries from the normal printers and
+ * gives it back; every record comes out exactly once, in any mode.  The
+ * others are paced so that the console keeps up: under a flood faster than
+ * the console, an emergency record can be overwritten before its turn
+ * (printing stays in order, as in the kernel) and is then reported in the
+ * drop notice instead.
+ */
+static void *paced_stormer(void *arg)
+{
+	uint64_t i;
+
+	(void)arg;
+	for (i = 0; !atomic_load(&storm_stop); i++) {
+		pk_info("paced record %llu\n", (unsigned long long)i);
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void *emergency_loop(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 200; i++) {
+		pk_emergency_enter();
+		pk_crit("emergency %d\n", i);
+		pk_emergency_exit();
+		usleep(500);
+	}
+	atomic_store(&storm_stop, 1);
+	return NULL;
+}
+
+static void run_emergency_storm(enum pk_mode mode)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console_stats st;
+	struct pk_console *con;
+	pthread_t t[4], em;
+	char *text, want[32];
+	int i;
+
+	init_mode(mode, 0);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	atomic_store(&storm_stop, 0);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, paced_stormer, NULL);
+	pthread_create(&em, NULL, emergency_loop, NULL);
+	pthread_join(em, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	check_complete(con);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(st.dropped, 0);
+	text = tu_capture_text(cap);
+	for (i = 0; i < 200; i++) {
+		snprintf(want, sizeof(want), "] emergency %d\n", i);
+		assert_non_null(strstr(text, want));
+		assert_null(strstr(strstr(text, want) + 1, want));	/* once */
+	}
+	free(text);
+	pk_console_unregister(con);
+	tu_capture_free(cap);
+}
+
+static void test_emergency_storm_handoff(void **state) { (void)state; run_emergency_storm(PK_MODE_HANDOFF); }
+static void test_emergency_storm_legacy(void **state) { (void)state; run_emergency_storm(PK_MODE_LEGACY); }
+static void test_emergency_storm_thread(void **state) { (void)state; run_emergency_storm(PK_MODE_THREAD); }
+
 /* Registering and unregistering consoles while a storm prints. */
 static void *churn(void *arg)
 {
@@ -511,6 +583,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_emergency_thread, teardown),
 		cmocka_unit_test_teardown(test_emergency_handoff, teardown),
 		cmocka_unit_test_teardown(test_emergency_legacy, teardown),
+		cmocka_unit_test_teardown(test_emergency_storm_handoff, teardown),
+		cmocka_unit_test_teardown(test_emergency_storm_legacy, teardown),
+		cmocka_unit_test_teardown(test_emergency_storm_thread, teardown),
 		cmocka_unit_test_teardown(test_unregister_storm_handoff, teardown),
 		cmocka_unit_test_teardown(test_unregister_storm_thread, teardown),
 	};
