@@ -370,9 +370,18 @@ int pk__flush_console_removing(struct pk_console *c)
 
 static struct pk__con_scratch takeover_scratch;
 
+/* Has @c still to print records before @target? */
+static bool behind(struct pk_console *c, uint64_t target)
+{
+	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < target;
+}
+
 /*
- * Print everything pending on @c from this thread at @prio.  Return:
- * records printed.
+ * Print what is pending on @c from this thread at @prio, up to @target
+ * (panic: UINT64_MAX, everything; other threads no longer store then).
+ * An emergency printer stops at the records that were stored when it
+ * began: under a flood faster than the console it would otherwise print
+ * for ever, the legacy pathology.  Return: records printed.
  *
  * Two rules the SPIN model (verify/conlock.pml, model 2) found necessary:
  * stop at a record boundary as soon as the console is no longer ours (a
@@ -382,7 +391,7 @@ static struct pk__con_scratch takeover_scratch;
  * (fl:C): our seq_cst release then seq_cst look at the store, against its
  * seq_cst commit then seq_cst look at the owner; one of us sees the other.
  */
-static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio)
+static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, uint64_t target)
 {
 	bool panic = prio == PK_PRIO_PANIC;
 	struct pk__con_scratch *scratch;
@@ -406,17 +415,20 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio)
 		/* After a takeover the console's own buffers may still be in use. */
 		scratch = unsafe ? &takeover_scratch : NULL;
 		atomic = c->ops->write_atomic != NULL;
-		while (pk__own_owner(&c->own) == tid && pk__con_emit(c, scratch, atomic) != PK_EMIT_NONE)
+		while (pk__own_owner(&c->own) == tid && behind(c, target) &&
+		       pk__con_emit(c, scratch, atomic) != PK_EMIT_NONE)
 			printed++;
 		/* LMM(fl:C) */
 		released = ret >= 0 && pk__own_release(&c->own, tid);
-	} while (released && !pk__panicking_other(tid) && pk__con_pending(c));
+	} while (released && !pk__panicking_other(tid) && behind(c, target) && pk__con_pending(c));
 	return printed;
 }
 
 int pk__flush_direct(enum pk__prio prio)
 {
 	uint32_t tid = pk__tid();
+	bool panic = prio == PK_PRIO_PANIC;
+	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__g.ring);
 	struct pk_console *c;
 	int i, printed = 0;
 
@@ -424,10 +436,16 @@ int pk__flush_direct(enum pk__prio prio)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		printed += direct_one(c, tid, prio);
+		printed += direct_one(c, tid, prio, target);
 		pk__con_put(i);
 	}
 	atomic_fetch_add_explicit(&F.direct_records, (uint64_t)printed, memory_order_relaxed);
+	/*
+	 * What others stored meanwhile (some of them found a console owned by
+	 * us and left their record to us) goes to the mode's own printers.
+	 */
+	if (!panic && pending_any())
+		pk__flush_kick();
 	return printed;
 }
 
@@ -470,7 +488,7 @@ void pk__flush_after_store(int level, uint64_t seq)
 
 void pk__flush_kick(void)
 {
-	if (pk__panicking() || pk__self.in_printk)
+	if (pk__panicking())
 		return;
 	if (F.mode == PK_MODE_THREAD)
 		wake_printers();

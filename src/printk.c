@@ -23,6 +23,7 @@
 
 #include "flush.h"
 #include "internal.h"
+#include "panic.h"
 
 struct pk__global pk__g = { .mem_fd = -1 };
 PK__TLS struct pk__thread pk__self;
@@ -263,6 +264,16 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	ret = pk__ensure_init();
 	if (ret < 0)
 		return ret;
+	/*
+	 * While another thread panics, it prints everything stored before;
+	 * new records from the others would only push the panic report out
+	 * of the store before a slow console reaches it (as Linux keeps
+	 * non-panic CPUs out of the ring buffer).  Counted, not stored.
+	 */
+	if (__builtin_expect(pk__panicking(), 0) && pk__panicking_other(pk__tid())) {
+		atomic_fetch_add_explicit(&pk__g.ring.h->suppressed, 1, memory_order_relaxed);
+		return -EBUSY;
+	}
 
 	/* Kernel-style prefixes: "\001" followed by a digit, 'c' or 'd'. */
 	while (fmt[0] == '\001' && fmt[1]) {
@@ -372,6 +383,7 @@ int pk_stats_get(struct pk_stats *st)
 	st->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
 	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
 	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
+	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
 	st->data_size = ring->data_size;
 	st->desc_count = ring->desc_mask + 1;
 	return 0;
@@ -391,7 +403,7 @@ const char *pk_strerror(int err)
 	case EPROTO:	return "store file has another format version";
 	case ENOENT:	return "no such file";
 	case EACCES:	return "permission denied";
-	case EBUSY:	return "busy";
+	case EBUSY:	return "busy: another thread is panicking; the record was not stored";
 	case E2BIG:	return "too large";
 	case ENOSPC:	return "no space left";
 	case ENOSYS:	return "not supported";

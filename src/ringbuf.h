@@ -69,7 +69,8 @@ struct pk_ring_hdr {
 	_Atomic uint64_t truncated;
 	_Atomic uint64_t refused;
 	_Atomic uint64_t clear_seq;	/* readers start here (pkmsg -C) */
-	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 40];
+	_Atomic uint64_t suppressed;	/* not stored: another thread was panicking */
+	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 48];
 };
 
 _Static_assert(sizeof(struct pk_ring_hdr) == PK_RING_HDR_SIZE, "ring header size");

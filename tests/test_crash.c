@@ -27,7 +27,7 @@ static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_T
 static const char *const mode_names[] = { "handoff", "legacy", "thread" };
 
 /* The child's libprintk: no default console, crash handler on. */
-static void child_init(enum pk_mode mode)
+static void child_init(enum pk_mode mode, size_t buffer_size)
 {
 	struct pk_config cfg;
 	struct rlimit no_core = { 0, 0 };
@@ -36,18 +36,20 @@ static void child_init(enum pk_mode mode)
 	pk_config_init(&cfg);
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_CRASH_HANDLER;
 	cfg.mode = mode;
-	cfg.buffer_size = 1 << 20;
+	cfg.buffer_size = buffer_size;
 	if (pk_init(&cfg))
 		_exit(90);
 }
 
 /* A file console that takes its time: 50 KB/s. */
+static struct pk_console *slow_con;
+
 static void add_slow_file(const char *path)
 {
 	struct pk_console_driver f, t;
 
 	if (pk_console_file_make(path, 0, &f) || pk_console_throttle_make(&f, 50000, &t) ||
-	    !pk_console_register_driver(&t, -1))
+	    !(slow_con = pk_console_register_driver(&t, -1)))
 		_exit(91);
 }
 
@@ -104,6 +106,14 @@ static void add_stuck_console(const struct pk_console_ops *ops)
 		usleep(1000);
 }
 
+static void *flood(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pk_info("flood: other threads go on logging as fast as they can\n");
+	return NULL;
+}
+
 static void store_k(void)
 {
 	int k;
@@ -123,12 +133,13 @@ static void crash_now(void)
 	*p = 1;
 }
 
-enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, PANIC, EXIT };
+enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, CRASH_FLOOD, PANIC, EXIT };
 
 /* Runs in the child, which owns its copies of @path and @path2. */
 static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 {
-	child_init(mode);
+	/* The flood fills a store of any size; keep the backlog short to print. */
+	child_init(mode, how == CRASH_FLOOD ? 32 << 10 : 1 << 20);
 	add_slow_file(path);
 	if (how == CRASH_STUCK)
 		add_stuck_console(&never_ops);
@@ -138,6 +149,20 @@ static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 	}
 	free(path);	/* so that LeakSanitizer has nothing to say at exit */
 	free(path2);
+	if (how == CRASH_FLOOD) {
+		pthread_t t;
+		int i;
+
+		struct pk_console_stats st = { 0 };
+
+		for (i = 0; i < 4; i++)
+			pthread_create(&t, NULL, flood, NULL);
+		/* Until the flood has overrun the store (however slow this build is). */
+		for (i = 0; i < 1000 && !st.dropped; i++) {
+			usleep(10000);
+			pk_console_stats_get(slow_con, &st);
+		}
+	}
 	store_k();
 	switch (how) {
 	case PANIC:
@@ -238,6 +263,28 @@ static void test_crash_hostile_takeover(void **state)
 		assert_non_null(strstr(text2, "Unable to handle SIGSEGV"));
 		free(text);
 		free(text2);
+	}
+}
+
+/*
+ * Other threads flood the store while one crashes: they are kept out of
+ * it from the moment the crash handler takes over, so the slow console
+ * still gets the report.
+ */
+static void test_crash_during_flood(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_FLOOD, &st, NULL);
+
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV"));
+		assert_non_null(strstr(text, "Call trace:"));
+		assert_non_null(strstr(text, " printk messages dropped **"));
+		free(text);
 	}
 }
 
@@ -346,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_crash_every_mode),
 		cmocka_unit_test(test_crash_with_stuck_console),
 		cmocka_unit_test(test_crash_hostile_takeover),
+		cmocka_unit_test(test_crash_during_flood),
 		cmocka_unit_test(test_panic_every_mode),
 		cmocka_unit_test(test_exit_flush_every_mode),
 		cmocka_unit_test(test_fork_storm_handoff),

@@ -124,7 +124,8 @@ int pk_init(const struct pk_config *cfg);
  * Context: any thread, async-signal-safe, emergency-safe.
  * Return: bytes of text stored (>= 0), or a negative errno: -EINVAL for a
  * NULL @fmt or a %n conversion, -ENOBUFS if the record was lost because the
- * store was overrun while it was being written, -ENOMEM/-EAGAIN if
+ * store was overrun while it was being written, -EBUSY if another thread
+ * is panicking (its report must not be pushed out of the store), -ENOMEM/-EAGAIN if
  * libprintk could not be initialised.
  */
 int pk_printk(int level, const char *fmt, ...) PK__PRINTF(2, 3);
@@ -195,6 +196,7 @@ struct pk_stats {
 	uint64_t lost;		/* reserved but overrun before commit */
 	uint64_t reserve_failed;/* reservations that found no slot */
 	uint64_t refused;	/* calls refused (bad format) */
+	uint64_t suppressed;	/* calls not stored while another thread panicked */
 	uint64_t data_size;	/* data ring bytes */
 	uint64_t desc_count;	/* descriptor ring entries */
 };
