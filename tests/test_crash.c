@@ -337,16 +337,23 @@ static void *fork_stormer(void *arg)
 
 static void run_fork_storm(enum pk_mode mode)
 {
-	char *path = tu_tmp_path("fork"), *text, want[64];
+	char *path, *text, want[64];
 	struct pk_config cfg;
 	struct pk_console_driver f, t;
 	pthread_t th[4];
 	int i, st;
 	pid_t pid;
 
-	/* ThreadSanitizer cannot start threads in the child of a threaded fork. */
-	if (mode == PK_MODE_THREAD && tu_sanitized_thread())
+	/*
+	 * The child starts its printer threads.  ThreadSanitizer refuses to
+	 * start threads in the child of a threaded fork; AddressSanitizer's
+	 * allocator (gcc 12) takes no lock around fork(), so that child can
+	 * deadlock in it when a storming parent thread held it (seen about
+	 * once in five runs under load).  Both are sanitizer limits.
+	 */
+	if (mode == PK_MODE_THREAD && (tu_sanitized_thread() || tu_sanitized_address()))
 		skip();
+	path = tu_tmp_path("fork");
 	pk_config_init(&cfg);
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	cfg.mode = mode;

@@ -31,6 +31,21 @@ int tu_sanitized_thread(void)
 #endif
 }
 
+int tu_sanitized_address(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return 1;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
 double tu_seconds(double dflt)
 {
 	const char *e = getenv("PK_TEST_SECONDS");

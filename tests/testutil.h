@@ -12,8 +12,9 @@
 
 /* Seconds a stress phase runs: PK_TEST_SECONDS, else @dflt (halved under sanitizers). */
 double tu_seconds(double dflt);
-/* Built with ThreadSanitizer? */
+/* Built with ThreadSanitizer?  With AddressSanitizer? */
 int tu_sanitized_thread(void);
+int tu_sanitized_address(void);
 /* Monotonic nanoseconds. */
 uint64_t tu_now_ns(void);
 /* A small self-check: FNV-1a over @len bytes. */
