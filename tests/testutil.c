@@ -8,42 +8,29 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TU_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TU_SANITIZED 1
+/* Which sanitizer this build has: gcc says so with macros, clang with __has_feature. */
+#ifndef __has_feature
+#define __has_feature(x) 0
 #endif
+#if defined(__SANITIZE_THREAD__) || __has_feature(thread_sanitizer)
+#define TU_TSAN 1
+#else
+#define TU_TSAN 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define TU_ASAN 1
+#else
+#define TU_ASAN 0
 #endif
 
 int tu_sanitized_thread(void)
 {
-#if defined(__SANITIZE_THREAD__)
-	return 1;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	return 1;
-#else
-	return 0;
-#endif
-#else
-	return 0;
-#endif
+	return TU_TSAN;
 }
 
 int tu_sanitized_address(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	return 1;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-	return 1;
-#else
-	return 0;
-#endif
-#else
-	return 0;
-#endif
+	return TU_ASAN;
 }
 
 double tu_seconds(double dflt)
@@ -52,11 +39,7 @@ double tu_seconds(double dflt)
 
 	if (e && *e)
 		return atof(e);
-#ifdef TU_SANITIZED
-	return dflt / 2;
-#else
-	return dflt;
-#endif
+	return TU_TSAN || TU_ASAN ? dflt / 2 : dflt;
 }
 
 uint64_t tu_now_ns(void)
