@@ -293,7 +293,7 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 			s = find_lat(rep, r->name, r->where, th, PKB_SUSTAINED);
 			lat_cells(f, r);
 			lat_cells(f, s);
-			if (!strcmp(r->where, "syslog daemon")) {
+			if (!strcmp(r->where, "syslog daemon") || !strcmp(r->where, "reference")) {
 				fprintf(f, "  n/a");
 			} else {
 				lat_lines(f, r);
