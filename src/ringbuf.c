@@ -111,12 +111,17 @@
  *            decisive check is read:D.
  *   read:C   acquire fence after the block loads (pairs with write:D).
  *   read:D   relaxed reloads of desc and lpos_head, ordered by read:C.
- *   wake:A   seq_cst load of `waiters` after the commit, pairing with the
- *            seq_cst increment of `waiters` and the seq_cst loads of a
- *            reader about to sleep (wait:A): either the
- *            writer sees the waiter and bumps the futex word, or the reader
- *            sees the committed record and does not sleep.  Without it a
- *            reader (pkmsg -w) could sleep through a record.
+ *   wake:A   seq_cst loads of `waiters` and `wait_until` after the
+ *            commit, pairing with the seq_cst RMWs of `waiters` and
+ *            `wait_until` and the seq_cst loads of a reader about to sleep
+ *            (wait:A): either the writer sees the waiter and its lease and
+ *            bumps the futex word, or the reader sees the committed record
+ *            and does not sleep.  Without it a reader (pkmsg -w) could
+ *            sleep through a record.  The lease is read against the
+ *            writer's clock, read after the commit, so after the reader's
+ *            clock read that set it: a lease the writer finds expired
+ *            belongs to a reader whose sleep has timed out (it looks again)
+ *            or that is gone.
  *
  * In ThreadSanitizer builds the two fences are replaced by release stores
  * and acquire loads of the block words (atomics.h), which TSan follows.
@@ -282,15 +287,37 @@ int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size)
 	return 0;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Whether a waiters' lease ending at @until still runs at @now.  A lease
+ * is never granted for longer than PK_RING_WAIT_LEASE_NS, so one that ends
+ * much further ahead (twice: room for clock reads on different CPUs) is
+ * left from an earlier boot of a persistent store, when CLOCK_MONOTONIC
+ * ran further: no live waiter holds it.
+ */
+static bool lease_runs(uint64_t until, uint64_t now)
+{
+	return until >= now && until - now <= 2 * PK_RING_WAIT_LEASE_NS;
+}
+
 static void wake_readers(struct pk_ring *ring)
 {
 	struct pk_ring_hdr *h = ring->h;
 
 	/* LMM(wake:A) */
-	if (atomic_load_explicit(&h->waiters, memory_order_seq_cst)) {
-		atomic_fetch_add_explicit(&h->wake, 1, memory_order_release);
-		syscall(SYS_futex, &h->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-	}
+	if (!atomic_load_explicit(&h->waiters, memory_order_seq_cst))
+		return;
+	if (!lease_runs(atomic_load_explicit(&h->wait_until, memory_order_seq_cst), now_ns()))
+		return;		/* the waiters counted are gone */
+	atomic_fetch_add_explicit(&h->wake, 1, memory_order_release);
+	syscall(SYS_futex, &h->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void pk__ring_wake(struct pk_ring *ring)
@@ -474,14 +501,6 @@ void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring,
 	rd->next = pk__ring_oldest(ring, true);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Is the data of a record at low-32 position @off still intact? */
 static bool block_intact(const struct pk_ring *ring, uint32_t off, uint64_t *lposp)
 {
@@ -644,32 +663,70 @@ bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq)
 	return desc_state(d) == DS_FINAL || desc_state(d) >= DS_LOST;
 }
 
+/*
+ * Extend the waiters' lease to @until, never shortening a running one; a
+ * lease left from an earlier boot (further ahead than a lease can be) is
+ * replaced.  Always a seq_cst RMW, even when the value stays: it orders
+ * this waiter's registration before its check (wait:A).
+ */
+static void lease_renew(struct pk_ring_hdr *h, uint64_t until)
+{
+	uint64_t cur = atomic_load_explicit(&h->wait_until, memory_order_relaxed), want;
+
+	do {
+		want = lease_runs(cur, until) ? cur : until;
+		/* LMM(wait:A) */
+	} while (!atomic_compare_exchange_weak_explicit(&h->wait_until, &cur, want,
+							memory_order_seq_cst, memory_order_relaxed));
+}
+
 int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 {
 	struct pk_ring_hdr *h = ring->h;
-	struct timespec ts, *tsp = NULL;
+	uint64_t now = now_ns(), deadline = 0, left;
+	struct timespec ts;
 	uint32_t w;
 	int ret = 0;
 
-	if (timeout_ms >= 0) {
-		ts.tv_sec = timeout_ms / 1000;
-		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000l;
-		tsp = &ts;
-	}
+	if (timeout_ms >= 0)
+		deadline = now + (uint64_t)timeout_ms * 1000000ull;
 	atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
-	w = atomic_load_explicit(&h->wake, memory_order_acquire);
-	/*
-	 * LMM(wait:A): the seq_cst increment of waiters above and the seq_cst
-	 * loads in pk__ring_readable() pair with the seq_cst commit and the
-	 * seq_cst load of waiters in wake_readers() (wake:A).
-	 */
-	if (pk__ring_readable(ring, seq))
-		ret = 1;
-	else if (syscall(SYS_futex, &h->wake, FUTEX_WAIT, w, tsp, NULL, 0) == 0 ||
-		 errno == EAGAIN)
-		ret = 1;
-	else if (errno != ETIMEDOUT && errno != EINTR)
-		ret = -errno;
+	for (;;) {
+		lease_renew(h, now + PK_RING_WAIT_LEASE_NS);
+		w = atomic_load_explicit(&h->wake, memory_order_acquire);
+		/*
+		 * LMM(wait:A): the seq_cst RMWs of waiters and wait_until above
+		 * and the seq_cst loads in pk__ring_readable() pair with the
+		 * seq_cst commit and the seq_cst loads of waiters and
+		 * wait_until in wake_readers() (wake:A).
+		 */
+		if (pk__ring_readable(ring, seq)) {
+			ret = 1;
+			break;
+		}
+		/* Sleep no longer than the lease, which a writer honours. */
+		left = PK_RING_WAIT_LEASE_NS;
+		if (timeout_ms >= 0) {
+			if (now >= deadline)
+				break;
+			if (deadline - now < left)
+				left = deadline - now;
+		}
+		ts.tv_sec = (time_t)(left / 1000000000ull);
+		ts.tv_nsec = (long)(left % 1000000000ull);
+		if (syscall(SYS_futex, &h->wake, FUTEX_WAIT, w, &ts, NULL, 0) == 0 ||
+		    errno == EAGAIN) {
+			ret = 1;
+			break;
+		}
+		if (errno == EINTR)
+			break;
+		if (errno != ETIMEDOUT) {
+			ret = -errno;
+			break;
+		}
+		now = now_ns();
+	}
 	atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
 	return ret;
 }

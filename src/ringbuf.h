@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		1u
+#define PK_RING_VERSION		2u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		32u	/* bytes of block header */
 #define PK_RING_TEXT_MAX	1024u	/* == PK_RECORD_MAX */
@@ -61,7 +61,8 @@ struct pk_ring_hdr {
 	_Atomic uint64_t lpos_head;	/* next data byte (logical, monotonic) */
 	_Atomic uint32_t waiters;	/* readers sleeping in pk__ring_wait */
 	_Atomic uint32_t wake;		/* futex word for those readers */
-	uint8_t pad1[128 - 24];
+	_Atomic uint64_t wait_until;	/* CLOCK_MONOTONIC ns: latest waiter's lease */
+	uint8_t pad1[128 - 32];
 
 	/* cache line 3: counters of rare events */
 	_Atomic uint64_t lost;		/* overrun between reserve and commit */
@@ -164,7 +165,21 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
 /* Is there something for a reader at @seq to do now (a record or a gap)? */
 bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq);
 
-/* Wait up to @timeout_ms for seq_head to move past @seq.  1, 0 or -errno. */
+/*
+ * A registered waiter's lease: it renews wait_until to now + this before
+ * every sleep, and writers wake waiters only while a lease runs.  A waiter
+ * that dies (SIGKILL, or a thread that did not survive fork) leaves
+ * `waiters` raised, but its lease runs out: writers then stop making the
+ * futex call within this time.
+ */
+#define PK_RING_WAIT_LEASE_NS	1000000000ull
+
+/*
+ * pk__ring_wait() - wait up to @timeout_ms (-1: no limit) for record @seq
+ * to become readable, registered in the region so that writers wake us.
+ * Context: any thread but a signal handler; the region must be writable.
+ * Return: 1 something to read (or woken), 0 timed out or interrupted, -errno.
+ */
 int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
 
 /* Longest sleep of pk__ring_wait_readonly() between two looks. */

@@ -5,8 +5,12 @@
  */
 #include "../src/ringbuf.c"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "testutil.h"
 
@@ -278,6 +282,103 @@ static void test_abandoned_reservation(void **state)
 	fx_free(f);
 }
 
+/* Poll (up to 10 s) until @n waiters are registered and their lease runs. */
+static void await_waiters(const struct pk_ring_hdr *h, uint32_t n)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (atomic_load(&h->waiters) == n && lease_runs(atomic_load(&h->wait_until), now_ns()))
+			return;
+		usleep(1000);
+	}
+	fail_msg("%u waiters never registered", n);
+}
+
+struct waiter_arg {
+	struct pk_ring *ring;
+	uint64_t seq;
+	int ret;
+};
+
+static void *waiter_thread(void *p)
+{
+	struct waiter_arg *a = p;
+
+	a->ret = pk__ring_wait(a->ring, a->seq, 30000);
+	return NULL;
+}
+
+/*
+ * Writers wake registered waiters (the futex word moves) while their lease
+ * runs; a waiter SIGKILLed in its sleep leaves `waiters` raised, and once
+ * its lease has run out writers stop making the wake-up call.  A lease left
+ * far ahead (an earlier boot) does not count either, and a new waiter is
+ * woken again.
+ */
+static void test_killed_waiter_lease(void **state)
+{
+	size_t size = pk__ring_region_size(12);
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct pk_ring ring;
+	struct pk_ring_hdr *h;
+	struct waiter_arg wa;
+	pthread_t tid;
+	uint32_t w;
+	pid_t pid;
+	int i, st;
+
+	(void)state;
+	assert_true(mem != MAP_FAILED);
+	pk__ring_format(mem, 12, 0);
+	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
+	h = ring.h;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t seq = atomic_load(&h->seq_head);
+
+		for (;;)	/* wait for each next record until killed */
+			if (pk__ring_wait(&ring, seq, -1) == 1 && pk__ring_readable(&ring, seq))
+				seq++;
+	}
+	/* A live waiter in another process: the writer wakes it. */
+	await_waiters(h, 1);
+	w = atomic_load(&h->wake);
+	assert_int_equal(put(&ring, "wake up", 6, false, NULL), 0);
+	assert_int_equal(atomic_load(&h->wake), w + 1);
+
+	/* Killed in its sleep: the count stays, the lease runs out. */
+	await_waiters(h, 1);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(atomic_load(&h->waiters), 1);
+	for (i = 0; i < 1000 && lease_runs(atomic_load(&h->wait_until), now_ns()); i++)
+		usleep(10000);
+	assert_false(lease_runs(atomic_load(&h->wait_until), now_ns()));
+	w = atomic_load(&h->wake);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(put(&ring, "nobody listens", 6, false, NULL), 0);
+	assert_int_equal(atomic_load(&h->wake), w);
+
+	/* A lease far ahead of this boot's clock is no lease either. */
+	atomic_store(&h->wait_until, now_ns() + 100 * PK_RING_WAIT_LEASE_NS);
+	assert_int_equal(put(&ring, "still nobody", 6, false, NULL), 0);
+	assert_int_equal(atomic_load(&h->wake), w);
+
+	/* A new waiter replaces that lease and is woken. */
+	wa = (struct waiter_arg){ .ring = &ring, .seq = atomic_load(&h->seq_head) };
+	assert_int_equal(pthread_create(&tid, NULL, waiter_thread, &wa), 0);
+	await_waiters(h, 2);
+	assert_int_equal(put(&ring, "for the new waiter", 6, false, NULL), 0);
+	assert_int_equal(atomic_load(&h->wake), w + 1);
+	pthread_join(tid, NULL);
+	assert_int_equal(wa.ret, 1);
+	assert_int_equal(atomic_load(&h->waiters), 1);
+	munmap(mem, size);
+}
+
 /* A stale writer scribbling over a committed record: the reader rejects it. */
 static void test_torn_record_rejected(void **state)
 {
@@ -349,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_abandoned_reservation),
 		cmocka_unit_test(test_killed_extension_keeps_committed_text),
 		cmocka_unit_test(test_torn_record_rejected),
+		cmocka_unit_test(test_killed_waiter_lease),
 		cmocka_unit_test(test_attach_validation),
 		cmocka_unit_test(test_sizes),
 	};

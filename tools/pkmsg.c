@@ -183,6 +183,8 @@ static void print_stats(const char *path, const struct pk_store_info *in)
  * Interrupted (^C), it must leave through pk_reader_wait's exit path, which
  * takes itself off the count; so these signals only set a flag and break
  * the sleep (no SA_RESTART), and are re-raised once the reader is closed.
+ * (Killed outright, it leaves the count raised; its lease, which writers
+ * also check, runs out within a second, so they stop waking nobody.)
  */
 static volatile sig_atomic_t stop_sig;
 

@@ -82,8 +82,8 @@ int main(int argc, char **argv)
 	((uint8_t *)mem)[0] ^= 1;
 	save("bad-magic.store", mem, sizeof(mem));
 	((uint8_t *)mem)[0] ^= 1;
-	h->version = 2;
-	save("version2.store", mem, sizeof(mem));
+	h->version = PK_RING_VERSION + 1;
+	save("other-version.store", mem, sizeof(mem));
 	h->version = PK_RING_VERSION;
 	((uint8_t *)mem)[PK_RING_HDR_SIZE + 1024 + 100] ^= 0x40;	/* a torn block */
 	save("torn.store", mem, sizeof(mem));
