@@ -81,8 +81,9 @@
  * sequence bounds must be ordered (first_seq <= clear_seq <= seq_head) and
  * lpos_head 8-aligned.  Records are validated one by one by the reader
  * (pk__ring_read).  Truncating a file while it is mapped is outside what
- * can be defended against without a SIGBUS handler: the reader maps only
- * the size it validated.
+ * the library can defend against without a SIGBUS handler, which is the
+ * program's to install (pkmsg does): the reader maps only the size it
+ * validated.
  */
 #include <errno.h>
 #include <fcntl.h>

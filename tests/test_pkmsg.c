@@ -517,8 +517,11 @@ static void test_clear_while_writing(void **state)
 	free(path);
 }
 
-/* Start pkmsg ARGS with stdout on a pipe.  Return its pid; *fd the pipe. */
-static pid_t spawn(const char *const argv[], int *fd)
+/*
+ * Start pkmsg ARGS with stdout (and with @with_err, stderr) on a pipe.
+ * Return its pid; *fd the pipe.
+ */
+static pid_t spawn_err(const char *const argv[], int *fd, bool with_err)
 {
 	int p[2];
 	pid_t pid;
@@ -528,6 +531,8 @@ static pid_t spawn(const char *const argv[], int *fd)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(p[1], 1);
+		if (with_err)
+			dup2(p[1], 2);
 		close(p[0]);
 		close(p[1]);
 		execv(argv[0], (char *const *)argv);
@@ -536,6 +541,11 @@ static pid_t spawn(const char *const argv[], int *fd)
 	close(p[1]);
 	*fd = p[0];
 	return pid;
+}
+
+static pid_t spawn(const char *const argv[], int *fd)
+{
+	return spawn_err(argv, fd, false);
 }
 
 /* Read from @fd into @buf until it holds @needle.  60 s: a hang guard. */
@@ -619,6 +629,35 @@ static void test_follow(void **state)
 	free(path);
 }
 
+/*
+ * A store file truncated under a follower (whose mapping then loses its
+ * pages): a clear message and exit status 1, not death by SIGBUS.
+ */
+static void test_follow_truncated(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-trunc");
+	static char buf[1 << 12];
+	size_t len = 0;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	init_store(path, 0);
+	pk_printk(PK_INFO, "before\n");
+	pk_shutdown();	/* this process must not touch the mapping either */
+	pid = spawn_err((const char *const[]){ PKMSG_PATH, "-w", "-F", path, NULL }, &fd, true);
+	buf[0] = '\0';
+	read_until(fd, buf, sizeof(buf), &len, "] before\n");
+	assert_int_equal(truncate(path, 0), 0);
+	read_until(fd, buf, sizeof(buf), &len, "was truncated while being read");
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 1);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
 /* util-linux dmesg -F reads what pkmsg --syslog writes. */
 static void test_dmesg_reads_syslog(void **state)
 {
@@ -689,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_dropped_line),
 		cmocka_unit_test(test_clear_while_writing),
 		cmocka_unit_test(test_follow),
+		cmocka_unit_test(test_follow_truncated),
 		cmocka_unit_test(test_dmesg_reads_syslog),
 	};
 

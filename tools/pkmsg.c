@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "format.h"
@@ -206,6 +208,49 @@ static void catch_stop_signals(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/*
+ * The store is mapped: if its file shrinks under us (truncated by another
+ * process, or an I/O error on its disk), touching the lost pages raises
+ * SIGBUS.  That is bad input, not a bug of ours, so it ends in a clear
+ * message and exit status 1.  The reader only copies records out of the
+ * mapping into private memory before anything is printed, so jumping out
+ * of it leaves stdio and our state intact; the reader is abandoned.
+ */
+static sigjmp_buf bus_jump;
+static off_t size_at_open;	/* of the store file, when it was opened */
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_jump, 1);
+}
+
+static void catch_bus_errors(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_bus;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+static int bus_error(const char *path)
+{
+	struct stat st;
+
+	fflush(stdout);
+	if (stat(path, &st) == 0 && st.st_size < size_at_open)
+		fprintf(stderr, "pkmsg: %s: the store file was truncated while being read "
+			"(%lld bytes, was %lld)\n", path, (long long)st.st_size,
+			(long long)size_at_open);
+	else
+		fprintf(stderr, "pkmsg: %s: bus error reading the store file (I/O error?)\n",
+			path);
+	return EXIT_NOSTORE;
+}
+
 static uint64_t mono_ms(void)
 {
 	struct timespec ts;
@@ -229,7 +274,7 @@ static struct pk_reader *open_store(const struct opts *o)
 	return pk_reader_open_file(o->path);
 }
 
-static int run(const struct opts *o)
+static int run_store(const struct opts *o)
 {
 	static char line[PK_FORMAT_MAX];
 	struct pk_format_opts fo = { .fmt = o->fmt };
@@ -237,6 +282,7 @@ static int run(const struct opts *o)
 	struct pk_record rec;
 	struct pk_reader *r;
 	uint64_t expect, dump_end, waited_since = 0;
+	struct stat st;
 	size_t n;
 	int ret;
 
@@ -245,6 +291,9 @@ static int run(const struct opts *o)
 		fprintf(stderr, "pkmsg: %s: %s\n", o->path, open_error(errno));
 		return EXIT_NOSTORE;
 	}
+	if (stat(o->path, &st) == 0)
+		size_at_open = st.st_size;
+	catch_bus_errors();
 	pk_reader_info(r, &info);
 	if (o->stats) {
 		print_stats(o->path, &info);
@@ -299,8 +348,13 @@ static int run(const struct opts *o)
 			if (stop_sig)
 				break;
 			ret = pk_reader_wait(r, 1000);
-			if (ret < 0 || stop_sig)
+			if (stop_sig)
 				break;
+			if (ret < 0) {
+				fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
+				pk_reader_close(r);
+				return EXIT_NOSTORE;
+			}
 			/* A new writer may have reopened the store. */
 			pk_reader_info(r, &info);
 			fo.realtime_zero_ns = info.realtime_zero_ns;
@@ -333,6 +387,14 @@ static int run(const struct opts *o)
 		return EXIT_NOSTORE;
 	}
 	return 0;
+}
+
+static int run(const struct opts *o)
+{
+	/* No locals here: they would be unreliable after the jump. */
+	if (sigsetjmp(bus_jump, 1))
+		return bus_error(o->path);
+	return run_store(o);
 }
 
 int main(int argc, char **argv)

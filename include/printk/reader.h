@@ -48,7 +48,10 @@ struct pk_reader *pk_reader_open(void);
 /**
  * pk_reader_open_file() - a reader of the persistent store at @path.
  * The file is untrusted: it is validated before use and every offset and
- * length read from it is checked.
+ * length read from it is checked.  It is mapped, so if another process
+ * truncates it while the reader is open, reading the lost pages raises
+ * SIGBUS in the calling thread (pkmsg catches it and exits with status 1);
+ * the library installs no handler of its own.
  * Return: a reader, or NULL with errno set (ENOENT, EINVAL for a file that
  * is not a store, EPROTO for another format version, ...).
  */
