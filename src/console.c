@@ -119,6 +119,8 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
 	atomic_init(&c->fmt, fmt);
 	pk__ring_reader_init(&c->rd, &pk__g.ring, false);
+	if (c->rd.next < pk__g.attach_seq)
+		c->rd.next = pk__g.attach_seq;	/* earlier runs' records: pkmsg's */
 	c->expect = c->rd.next;
 	atomic_init(&c->next_seq, c->rd.next);
 
@@ -358,7 +360,12 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch
 	c->expect = rec->seq + 1;
 	if (gap)
 		print_dropped(c, buf, gap, fo.fmt, atomic);
-	if (rec->meta.level >= pk__con_loglevel(c)) {
+	/*
+	 * Another process's record in a shared store (a fork child's, or one
+	 * of several programs writing one file) is for its own consoles.
+	 */
+	if (rec->meta.level >= pk__con_loglevel(c) ||
+	    rec->meta.pid != atomic_load_explicit(&pk__g.pid, memory_order_relaxed)) {
 		atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
 		publish(c);
 		return gap ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
@@ -367,6 +374,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch
 	r.ts_ns = rec->meta.ts_ns;
 	r.level = rec->meta.level;
 	r.tid = rec->meta.tid;
+	r.pid = rec->meta.pid;
 	r.flags = rec->meta.flags;
 	r.facility = rec->meta.facility;
 	r.text = rec->text;

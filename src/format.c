@@ -225,8 +225,8 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		if (fo->fmt & PK_FMT_F_REALTIME)
 			putf(&o, "\"time_us\":%lld,",
 			     (long long)(realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
-		putf(&o, "\"level\":%d,\"facility\":%d,\"tid\":%u,", rec->level, rec->facility,
-		     rec->tid);
+		putf(&o, "\"level\":%d,\"facility\":%d,\"pid\":%u,\"tid\":%u,", rec->level,
+		     rec->facility, rec->pid, rec->tid);
 		if (rec->flags & PK_REC_CONT)
 			put(&o, "\"cont\":true,", 12);
 		if (rec->flags & PK_REC_TRUNC)

@@ -43,6 +43,14 @@ struct pk__global {
 	size_t mem_size;
 	int mem_fd;		/* persistent store, or -1 */
 	_Atomic uint32_t fork_gen;
+	/*
+	 * This process, as its records name it (updated in a fork child), and
+	 * the store's seq_head when the process attached it: a persistent
+	 * store may hold records of earlier runs and of other live processes,
+	 * and this process's consoles print neither.
+	 */
+	_Atomic uint32_t pid;
+	uint64_t attach_seq;
 };
 
 extern struct pk__global pk__g;

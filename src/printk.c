@@ -36,6 +36,8 @@ static void atfork_child(void)
 	 * a new generation only makes each thread re-read its tid once.
 	 */
 	atomic_fetch_add_explicit(&pk__g.fork_gen, 1, memory_order_relaxed);
+	/* Relaxed: the child's only thread is the one running this. */
+	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
 	pk__flush_atfork_child();
 }
 
@@ -110,6 +112,14 @@ static int store_open(const struct pk_config *cfg)
 	pk__g.mem = mem;
 	pk__g.mem_size = size;
 	pk__g.mem_fd = fd;
+	/*
+	 * Relaxed: both are read only after pk__g.state is published
+	 * (release), or by this thread.  A record of another process stored
+	 * before this load is not ours; one stored after it is told apart by
+	 * its pid.
+	 */
+	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
+	pk__g.attach_seq = atomic_load_explicit(&pk__g.ring.h->seq_head, memory_order_relaxed);
 	return 0;
 }
 
@@ -239,6 +249,7 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 		flags |= PK_REC_EMERG;
 	m.ts_ns = pk__now_ns();
 	m.tid = pk__tid();
+	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	m.level = (uint8_t)level;
 	m.facility = (uint8_t)pk__g.cfg.facility;
 	m.flags = (uint16_t)flags;

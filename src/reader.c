@@ -91,6 +91,7 @@ static void export(const struct pk_ring_rec *in, struct pk_record *out)
 	out->ts_ns = in->meta.ts_ns;
 	out->level = in->meta.level;
 	out->tid = in->meta.tid;
+	out->pid = in->meta.pid;
 	out->flags = in->meta.flags;
 	out->facility = in->meta.facility;
 	out->text = in->text;

@@ -6,9 +6,16 @@
  *
  * A region holds a header, a descriptor ring of N = 2^k 64-bit words and a
  * data ring of D = 2^m bytes, kept as 64-bit words.  A record is a block in
- * the data ring (a 32-byte header followed by its text, padded to 8 bytes)
+ * the data ring (a 40-byte header followed by its text, padded to 8 bytes)
  * plus the descriptor at index seq % N, which says where the block is and
- * what state the record is in.
+ * what state the record is in.  The block header's five words:
+ *
+ *   0  seq (all 64 bits)
+ *   1  ts_ns
+ *   2  text length (bits 15..0), level (23..16), facility (31..24),
+ *      flags (47..32)
+ *   3  tid (bits 31..0), checksum (63..32)
+ *   4  pid of the storing process (bits 31..0; 63..32 zero)
  *
  * A descriptor packs three things into one atomic word, so that a writer
  * claims and commits it with a single compare-and-swap and nobody can ever
@@ -350,7 +357,7 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 	uint64_t h = mix(mix(mix(0x243f6a8885a308d3ull, seq), m->ts_ns), hw2);
 	uint32_t i, nw = text_words(len);
 
-	h = mix(h, m->tid);
+	h = mix(mix(h, m->tid), (uint64_t)m->pid);
 	for (i = 0; i < nw; i++) {
 		uint64_t w = 0;
 
@@ -359,13 +366,14 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 		else
 			memcpy(&w, text + i * 8, len & 7);	/* the tail, zero-padded */
 		h = mix(h, w);
-		atomic_store_explicit(word_at(ring, lpos, 4 + i), w, PK_MO_FENCED_STORE);
+		atomic_store_explicit(word_at(ring, lpos, 5 + i), w, PK_MO_FENCED_STORE);
 	}
 	atomic_store_explicit(word_at(ring, lpos, 0), seq, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 2), hw2, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 3), (uint64_t)m->tid | (uint64_t)fold(h) << 32,
 			      PK_MO_FENCED_STORE);
+	atomic_store_explicit(word_at(ring, lpos, 4), (uint64_t)m->pid, PK_MO_FENCED_STORE);
 }
 
 /* Commit @claimed as OPEN or FINAL.  0, or -ENOBUFS if overrun meanwhile. */
@@ -540,7 +548,7 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out)
 {
 	_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
-	uint64_t lpos, hw0, hw1, hw2, hw3, h, w, d2;
+	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h, w, d2;
 	uint32_t len, i, nw;
 
 	/* LMM(read:B) */
@@ -550,13 +558,14 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
 	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
 	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
 	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), PK_MO_FENCED_LOAD);
+	hw4 = atomic_load_explicit(word_at(ring, lpos, 4), PK_MO_FENCED_LOAD);
 	len = (uint32_t)(hw2 & 0xffff);
 	if (hw0 != r || len > PK_RING_TEXT_MAX)
 		return false;
-	h = mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3);
+	h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3), hw4);
 	nw = text_words(len);
 	for (i = 0; i < nw; i++) {
-		w = atomic_load_explicit(word_at(ring, lpos, 4 + i), PK_MO_FENCED_LOAD);
+		w = atomic_load_explicit(word_at(ring, lpos, 5 + i), PK_MO_FENCED_LOAD);
 		h = mix(h, w);
 		memcpy(out->text + i * 8, &w, 8);
 	}
@@ -573,6 +582,7 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
 	out->seq = r;
 	out->meta.ts_ns = hw1;
 	out->meta.tid = (uint32_t)hw3;
+	out->meta.pid = (uint32_t)hw4;
 	out->meta.level = (uint8_t)((hw2 >> 16) & 7);
 	out->meta.facility = (uint8_t)(hw2 >> 24);
 	out->meta.flags = (uint16_t)(hw2 >> 32);

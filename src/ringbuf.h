@@ -28,7 +28,7 @@
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
 #define PK_RING_VERSION		2u
 #define PK_RING_HDR_SIZE	512u
-#define PK_RING_BLK_HDR		32u	/* bytes of block header */
+#define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_TEXT_MAX	1024u	/* == PK_RECORD_MAX */
 #define PK_RING_MIN_DATA_LOG2	12u
 #define PK_RING_MAX_DATA_LOG2	30u
@@ -89,6 +89,7 @@ struct pk_ring {
 /* Metadata stored with a record. */
 struct pk_ring_meta {
 	uint64_t ts_ns;
+	uint32_t pid;			/* storing process */
 	uint32_t tid;
 	uint8_t level;
 	uint8_t facility;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "printk/console.h"
 #include "testutil.h"
 
 #define SMALL_STORE	(64u << 10)
@@ -580,6 +581,89 @@ static void drain(int fd, uint8_t *reported, unsigned base, uint64_t deadline_ns
 	}
 }
 
+/*
+ * Consoles print their own process's records only.  A store reopened by a
+ * new run holds the earlier run's records (for pkmsg), which the new run's
+ * consoles do not replay; after fork() the parent and the child write one
+ * shared store, and each record reaches the shared console file once,
+ * printed by the process that stored it.  In every mode.
+ */
+static void test_consoles_print_own_records(void **state)
+{
+	static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_THREAD };
+	char *path = tu_tmp_path("persist-own"), *out = tu_tmp_path("persist-own-out");
+	char spec[600], want[64], *text;
+	struct pk_config cfg;
+	struct pk_reader *r;
+	struct pk_record rec;
+	unsigned m;
+	int i, status, parent_recs, child_recs;
+	pid_t pid;
+
+	(void)state;
+	snprintf(spec, sizeof(spec), "file:%s", out);
+	for (m = 0; m < 3; m++) {
+		/* ThreadSanitizer refuses to start the child's printer thread. */
+		if (modes[m] == PK_MODE_THREAD && tu_sanitized_thread())
+			continue;
+		unlink(path);
+		unlink(out);
+		/* An earlier run, without consoles. */
+		write_records(path, SMALL_STORE, 0, "earlier run", 5);
+
+		cfg_for(&cfg, path, SMALL_STORE, 0);
+		cfg.mode = modes[m];
+		assert_int_equal(pk_init(&cfg), 0);
+		assert_int_equal(pk_console_register_spec(spec), 1);
+		pk_printk(PK_INFO, "before fork\n");
+		pid = fork();
+		assert_true(pid >= 0);
+		for (i = 0; i < 200; i++)
+			pk_printk(PK_INFO, "%s %d\n", pid ? "parent" : "child", i);
+		if (pid == 0)
+			_exit(pk_flush(10000) == 0 ? 0 : 1);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(pk_flush(10000), 0);
+
+		/* The store has all of it, each record with its process. */
+		r = pk_reader_open_file(path);
+		assert_non_null(r);
+		parent_recs = child_recs = 0;
+		while (pk_reader_next(r, &rec) == 1) {
+			if (!strncmp(rec.text, "parent ", 7)) {
+				assert_int_equal(rec.pid, (uint32_t)getpid());
+				parent_recs++;
+			} else if (!strncmp(rec.text, "child ", 6)) {
+				assert_int_equal(rec.pid, (uint32_t)pid);
+				child_recs++;
+			}
+		}
+		pk_reader_close(r);
+		assert_int_equal(parent_recs, 200);
+		assert_int_equal(child_recs, 200);
+		pk_shutdown();
+
+		/* The console file: each record once, nothing of the earlier run. */
+		text = tu_read_file(out, NULL);
+		assert_non_null(text);
+		assert_int_equal(tu_count(text, "earlier run"), 0);
+		assert_int_equal(tu_count(text, "] before fork\n"), 1);
+		for (i = 0; i < 200; i++) {
+			snprintf(want, sizeof(want), "] parent %d\n", i);
+			assert_int_equal(tu_count(text, want), 1);
+			snprintf(want, sizeof(want), "] child %d\n", i);
+			assert_int_equal(tu_count(text, want), 1);
+		}
+		assert_null(strstr(text, "dropped"));
+		free(text);
+	}
+	unlink(path);
+	unlink(out);
+	free(path);
+	free(out);
+}
+
 static void test_kill(void **state)
 {
 	const char *e = getenv("PK_TEST_KILLS"), *se = getenv("PK_TEST_SEED");
@@ -693,6 +777,7 @@ int main(void)
 		cmocka_unit_test(test_recovery_after_death),
 		cmocka_unit_test(test_wait_and_clear),
 		cmocka_unit_test(test_shared_store),
+		cmocka_unit_test(test_consoles_print_own_records),
 		cmocka_unit_test(test_kill),
 	};
 

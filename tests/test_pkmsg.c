@@ -202,7 +202,8 @@ static void test_json(void **state)
 	assert_true(has(out, "\"text\":\"msg 3 level 3\"}"));
 	assert_true(has(out, "\"text\":\"line one\\nline two\"}"));
 	assert_true(has(out, "\"text\":\"esc \\u001b[31m bs\\\\ tab\\t hi\\ufffd\"}"));
-	snprintf(want, sizeof(want), "\"tid\":%u,\"text\":\"thread-b 0\"", g_tid_b);
+	snprintf(want, sizeof(want), "\"pid\":%d,\"tid\":%u,\"text\":\"thread-b 0\"",
+		 (int)getpid(), g_tid_b);
 	assert_true(has(out, want));
 	free(out);
 	/* With -T the wall-clock time is added. */
@@ -303,6 +304,16 @@ static void test_seq_and_tid_filters(void **state)
 	snprintf(want, sizeof(want), "] [T%u] thread-b 1\n", g_tid_b);
 	assert_true(has(out, want));
 	free(out);
+
+	/* The store was written by this process alone. */
+	snprintf(want, sizeof(want), "%d", (int)getpid());
+	out = PKMSG_OK("--raw", "--pid", want, "-F", g_store);
+	assert_int_equal(count_lines(out), NMSG + 5);
+	free(out);
+	snprintf(want, sizeof(want), "%d", (int)getpid() + 1);
+	out = PKMSG_OK("--pid", want, "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
 }
 
 static void test_timestamps(void **state)
@@ -379,6 +390,7 @@ static void test_exit_codes(void **state)
 	expect_exit(2, "unexpected argument", (const char *const[]){ PKMSG_PATH, "-F", junk, "x", NULL });
 	expect_exit(2, "bad sequence", (const char *const[]){ PKMSG_PATH, "--since-seq", "-1", NULL });
 	expect_exit(2, "bad thread", (const char *const[]){ PKMSG_PATH, "--tid", "x", NULL });
+	expect_exit(2, "bad process", (const char *const[]){ PKMSG_PATH, "--pid", "4294967296", NULL });
 	expect_exit(2, "choose one", (const char *const[]){ PKMSG_PATH, "--raw", "--json", NULL });
 	unsetenv("PK_BUFFER");
 	expect_exit(2, "no store file", (const char *const[]){ PKMSG_PATH, NULL });

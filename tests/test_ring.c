@@ -37,7 +37,7 @@ static void fx_free(struct fixture *f)
 
 static int put(struct pk_ring *ring, const char *text, int level, bool open, uint64_t *seq)
 {
-	struct pk_ring_meta m = { .ts_ns = tu_now_ns(), .tid = 42, .level = (uint8_t)level,
+	struct pk_ring_meta m = { .ts_ns = tu_now_ns(), .pid = 4321, .tid = 42, .level = (uint8_t)level,
 				  .facility = 1, .flags = 0 };
 
 	return pk__ring_write(ring, &m, text, (uint32_t)strlen(text), open, seq);
@@ -67,6 +67,7 @@ static void test_order_and_content(void **state)
 		assert_int_equal(rec.len, strlen(buf));
 		assert_int_equal(rec.meta.level, i % 8);
 		assert_int_equal(rec.meta.tid, 42);
+		assert_int_equal(rec.meta.pid, 4321);
 		assert_int_equal(rec.meta.facility, 1);
 		assert_true(rec.meta.ts_ns >= prev_ts);
 		prev_ts = rec.meta.ts_ns;
@@ -399,6 +400,16 @@ static void test_torn_record_rejected(void **state)
 	assert_string_equal(rec.text, "first record");
 	assert_int_equal(pk__ring_read(&rd, &rec), 1);
 	assert_string_equal(rec.text, "third record");
+	assert_int_equal(rec.seq, seq + 1);
+
+	/* The checksum covers the header words too: here the pid. */
+	put(&f->ring, "fourth record", 6, false, &seq);
+	d = atomic_load(&f->ring.desc[seq & f->ring.desc_mask]);
+	lpos = lpos_expand(atomic_load(&f->ring.h->lpos_head), desc_off(d));
+	atomic_fetch_xor(word_at(&f->ring, lpos, 4), 1);
+	put(&f->ring, "fifth record", 6, false, NULL);
+	assert_int_equal(pk__ring_read(&rd, &rec), 1);
+	assert_string_equal(rec.text, "fifth record");
 	assert_int_equal(rec.seq, seq + 1);
 	fx_free(f);
 }

@@ -38,9 +38,9 @@ struct opts {
 	unsigned fmt;		/* enum pk_format | PK_FMT_F_* */
 	unsigned levels;	/* bit per level to print */
 	bool follow, follow_new, clear, stats;
-	bool have_since, have_tid;
+	bool have_since, have_tid, have_pid;
 	uint64_t since;
-	uint32_t tid;
+	uint32_t tid, pid;
 };
 
 static const char *const level_names[] = { "emerg", "alert", "crit", "err",
@@ -58,6 +58,7 @@ static void usage(FILE *f)
 	      "                        N-M is a range, err+ adds the more urgent levels,\n"
 	      "                        +err the less urgent ones\n"
 	      "      --since-seq N     start at sequence number N\n"
+	      "      --pid N           only records of process N\n"
 	      "      --tid N           only records of thread N\n"
 	      "      --show-tid        print the thread id of each record\n"
 	      "  -T, --ctime           print human-readable dates\n"
@@ -337,6 +338,8 @@ static int run_store(const struct opts *o)
 				continue;
 			if (o->have_tid && rec.tid != o->tid)
 				continue;
+			if (o->have_pid && rec.pid != o->pid)
+				continue;
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
 			fwrite(line, 1, n, stdout);
 			fo.prev_ts_ns = rec.ts_ns;
@@ -399,7 +402,7 @@ static int run(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SINCE = 256, OPT_TID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID };
+	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
@@ -407,6 +410,7 @@ int main(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "since-seq", required_argument, NULL, OPT_SINCE },
 		{ "tid", required_argument, NULL, OPT_TID },
+		{ "pid", required_argument, NULL, OPT_PID },
 		{ "show-tid", no_argument, NULL, OPT_SHOW_TID },
 		{ "ctime", no_argument, NULL, 'T' },
 		{ "show-delta", no_argument, NULL, 'd' },
@@ -443,6 +447,12 @@ int main(int argc, char **argv)
 				return bad_usage("bad thread id '%s'", optarg);
 			o.tid = (uint32_t)v;
 			o.have_tid = true;
+			break;
+		case OPT_PID:
+			if (!parse_u64(optarg, UINT32_MAX, &v))
+				return bad_usage("bad process id '%s'", optarg);
+			o.pid = (uint32_t)v;
+			o.have_pid = true;
 			break;
 		case OPT_SHOW_TID: flags |= PK_FMT_F_TID; break;
 		case 'T': flags |= PK_FMT_F_REALTIME; break;

@@ -42,7 +42,7 @@ static struct pk_ring fresh(void)
 static uint64_t put(struct pk_ring *ring, int level, const char *text, bool open)
 {
 	static uint64_t ts = 1000000;
-	struct pk_ring_meta m = { .ts_ns = ts += 1234567, .tid = 4242, .level = (uint8_t)level,
+	struct pk_ring_meta m = { .ts_ns = ts += 1234567, .pid = 4200, .tid = 4242, .level = (uint8_t)level,
 				  .facility = 1 };
 	uint64_t seq = 0;
 

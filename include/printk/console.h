@@ -79,7 +79,7 @@ struct pk_console_stats {
 	uint64_t notices;	/* "** N printk messages dropped **" lines written */
 	uint64_t bytes;		/* bytes written */
 	uint64_t dropped;	/* records it lost (overwritten before printed) */
-	uint64_t skipped;	/* records below its loglevel */
+	uint64_t skipped;	/* filtered: below its loglevel, or another process's */
 	uint64_t write_errors;
 	uint64_t busy_ns;	/* time spent inside write() */
 };

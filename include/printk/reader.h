@@ -34,6 +34,7 @@ struct pk_record {
 	const char *text;	/* NUL-terminated, valid until the next call */
 	size_t len;		/* text bytes, without the trailing newline */
 	int facility;		/* syslog facility number */
+	uint32_t pid;		/* storing process */
 };
 
 struct pk_reader;
