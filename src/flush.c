@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "conlock.h"
+#include "console/wfd.h"
 #include "consoles.h"
 #include "flush.h"
 #include "futex.h"
@@ -248,6 +249,8 @@ static void *budget_main(void *arg)
 	uint32_t tid, w;
 
 	(void)arg;
+	/* start_thread() blocked every signal, SIGPIPE included. */
+	pk__wfd_sigpipe_blocked();
 	pk__self.printer = true;
 	tid = pk__tid();
 	while (!atomic_load_explicit(&F.budget_stop, memory_order_acquire)) {
@@ -272,11 +275,9 @@ static void *printer_main(void *arg)
 	struct timespec nap = { 0, 200000 };
 	enum pk__emit r;
 	uint32_t tid, w;
-	sigset_t all;
 
-	/* Signals belong to the application's threads, not to ours. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* start_thread() blocked every signal, SIGPIPE included. */
+	pk__wfd_sigpipe_blocked();
 	pk__self.printer = true;
 	tid = pk__tid();
 	while (!atomic_load_explicit(&c->thread_stop, memory_order_acquire)) {
@@ -322,16 +323,29 @@ static void wake_printers(void)
 	each_console(con_wake, 0);
 }
 
-static int start_printer(struct pk_console *c)
+/*
+ * Start one of the library's threads with every signal blocked from its
+ * first instruction: signals belong to the application's threads.
+ * 0 or a positive error number, as pthread_create().
+ */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;
 	int ret;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	atomic_store_explicit(&c->thread_stop, 0, memory_order_relaxed);
-	ret = pthread_create(&c->thread, NULL, printer_main, c);
+	ret = pthread_create(t, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+static int start_printer(struct pk_console *c)
+{
+	int ret;
+
+	atomic_store_explicit(&c->thread_stop, 0, memory_order_relaxed);
+	ret = start_thread(&c->thread, printer_main, c);
 	if (ret)
 		return -ret;
 	c->has_thread = true;
@@ -588,7 +602,7 @@ int pk__flush_init(const struct pk_config *cfg)
 	F.mode = cfg->mode;
 	F.budget_ns = (uint64_t)cfg->print_budget_us * 1000ull;
 	if (F.mode == PK_MODE_HANDOFF && F.budget_ns) {
-		ret = pthread_create(&F.budget_thread, NULL, budget_main, NULL);
+		ret = start_thread(&F.budget_thread, budget_main, NULL);
 		if (ret)
 			return -ret;
 		F.budget_running = true;
@@ -649,7 +663,7 @@ void pk__flush_atfork_child(void)
 	/* Threads do not survive fork(): start this process's own. */
 	if (F.budget_running) {
 		atomic_store_explicit(&F.budget_stop, 0, memory_order_relaxed);
-		F.budget_running = pthread_create(&F.budget_thread, NULL, budget_main, NULL) == 0;
+		F.budget_running = start_thread(&F.budget_thread, budget_main, NULL) == 0;
 	}
 	if (F.mode != PK_MODE_THREAD)
 		return;

@@ -5,10 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "printk/console.h"
@@ -243,6 +247,82 @@ static void test_write_errors(void **state)
 	tu_capture_free(cap);
 }
 
+static bool sigpipe_pending(void)
+{
+	sigset_t set;
+
+	assert_int_equal(sigpending(&set), 0);
+	return sigismember(&set, SIGPIPE);
+}
+
+/*
+ * Consoles whose reader went away, with SIGPIPE at its default action
+ * (which would kill the process): a pipe and a socket with no reader, and
+ * a FIFO whose reader left, all give write errors.  No SIGPIPE is left
+ * pending, and one that was pending before (not ours) is left alone.  A
+ * FIFO with no reader at all is refused when the console is made.
+ */
+static void test_reader_gone(void **state)
+{
+	char *fifo = tu_tmp_path("fifo");
+	struct pk_console_driver pipe_drv, sock_drv, fifo_drv;
+	struct pk_console *con[3];
+	struct pk_console_stats st;
+	sigset_t pipe_set, old;
+	int p[2], sv[2], rfd, i;
+
+	(void)state;
+	signal(SIGPIPE, SIG_DFL);
+	assert_int_equal(init_mode(PK_MODE_HANDOFF, 64 << 10), 0);
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(pk_console_file_make(fifo, 0, &fifo_drv), -ENXIO);
+	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(rfd >= 0);
+	assert_int_equal(pk_console_file_make(fifo, 0, &fifo_drv), 0);
+	assert_int_equal(pk_console_fd_make(p[1], &pipe_drv), 0);
+	assert_int_equal(pk_console_fd_make(sv[0], &sock_drv), 0);
+	close(p[0]);
+	close(sv[1]);
+	close(rfd);
+	con[0] = pk_console_register_driver(&pipe_drv, -1);
+	con[1] = pk_console_register_driver(&sock_drv, -1);
+	con[2] = pk_console_register_driver(&fifo_drv, -1);
+	for (i = 0; i < 3; i++)
+		assert_non_null(con[i]);
+	pk_info("nobody reads this\n");
+	assert_int_equal(pk_flush(5000), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(pk_console_stats_get(con[i], &st), 0);
+		assert_int_equal(st.write_errors, 1);
+		assert_int_equal(st.records, 1);	/* handed to the driver */
+		assert_int_equal(st.bytes, 0);
+	}
+	assert_false(sigpipe_pending());
+
+	/* A SIGPIPE pending before the write is the program's: it stays. */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	raise(SIGPIPE);
+	assert_true(sigpipe_pending());
+	pk_info("still nobody\n");
+	assert_int_equal(pk_flush(5000), 0);
+	assert_true(sigpipe_pending());
+	assert_int_equal(sigtimedwait(&pipe_set, NULL, &(struct timespec){ 0, 0 }), SIGPIPE);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	assert_int_equal(pk_console_stats_get(con[0], &st), 0);
+	assert_int_equal(st.write_errors, 2);
+
+	for (i = 0; i < 3; i++)
+		pk_console_unregister(con[i]);
+	close(p[1]);
+	close(sv[0]);
+	unlink(fifo);
+	free(fifo);
+}
+
 static void test_spec(void **state)
 {
 	char *path = tu_tmp_path("con-spec"), spec[600], *text;
@@ -279,6 +359,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_drop_notice, teardown),
 		cmocka_unit_test_teardown(test_file_fd_throttle_drivers, teardown),
 		cmocka_unit_test_teardown(test_write_errors, teardown),
+		cmocka_unit_test_teardown(test_reader_gone, teardown),
 		cmocka_unit_test_teardown(test_spec, teardown),
 	};
 

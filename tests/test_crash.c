@@ -133,13 +133,27 @@ static void crash_now(void)
 	*p = 1;
 }
 
-enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, CRASH_FLOOD, PANIC, EXIT };
+enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, CRASH_FLOOD, CRASH_BROKEN_PIPE, PANIC, EXIT };
+
+/* A console on a pipe whose reader is gone, with SIGPIPE's default action. */
+static void add_broken_pipe(void)
+{
+	struct pk_console_driver d;
+	int p[2];
+
+	signal(SIGPIPE, SIG_DFL);
+	if (pipe(p) || pk_console_fd_make(p[1], &d) || !pk_console_register_driver(&d, -1))
+		_exit(92);
+	close(p[0]);
+}
 
 /* Runs in the child, which owns its copies of @path and @path2. */
 static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 {
 	/* The flood fills a store of any size; keep the backlog short to print. */
 	child_init(mode, how == CRASH_FLOOD ? 32 << 10 : 1 << 20);
+	if (how == CRASH_BROKEN_PIPE)
+		add_broken_pipe();	/* first: the crash path meets it first */
 	add_slow_file(path);
 	if (how == CRASH_STUCK)
 		add_stuck_console(&never_ops);
@@ -263,6 +277,29 @@ static void test_crash_hostile_takeover(void **state)
 		assert_non_null(strstr(text2, "Unable to handle SIGSEGV"));
 		free(text);
 		free(text2);
+	}
+}
+
+/*
+ * One console's reader is gone: its writes fail with EPIPE instead of
+ * killing the process with SIGPIPE, before the crash and in the crash
+ * path, so the other console gets everything and the process still dies
+ * of its own signal.
+ */
+static void test_crash_broken_pipe(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_BROKEN_PIPE, &st, NULL);
+
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV"));
+		free(text);
 	}
 }
 
@@ -400,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_crash_every_mode),
 		cmocka_unit_test(test_crash_with_stuck_console),
 		cmocka_unit_test(test_crash_hostile_takeover),
+		cmocka_unit_test(test_crash_broken_pipe),
 		cmocka_unit_test(test_crash_during_flood),
 		cmocka_unit_test(test_panic_every_mode),
 		cmocka_unit_test(test_exit_flush_every_mode),

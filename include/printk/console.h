@@ -98,10 +98,20 @@ struct pk_console_driver {
 	unsigned format;	/* the output format the driver expects (PK_FMT_*) */
 };
 
-/* fd: write(2) to a file descriptor (not closed on release). */
+/*
+ * fd: write(2) to a file descriptor (not closed on release).  If it is a
+ * pipe or socket (looked at once, here) whose reader goes away, writes
+ * fail with EPIPE and count as write errors: the process gets no SIGPIPE.
+ * On a pipe that costs two sigprocmask calls per write in the caller's
+ * thread (none in the library's printer threads).
+ */
 int pk_console_fd_make(int fd, struct pk_console_driver *out);
 
-/* file: O_APPEND to @path, created 0644; PK_FILE_FSYNC: fsync each write. */
+/*
+ * file: O_APPEND to @path, created 0644; PK_FILE_FSYNC: fsync each write.
+ * @path may be a FIFO: -ENXIO if nobody has it open for reading, and as a
+ * pipe for pk_console_fd_make() after that.
+ */
 #define PK_FILE_FSYNC	0x1u
 int pk_console_file_make(const char *path, unsigned flags, struct pk_console_driver *out);
 

@@ -1,22 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * fd.c - console driver: write(2) to a file descriptor.  The descriptor is
- * not closed on release.  write(2) is async-signal-safe, so the same
- * function serves as write_atomic.
+ * not closed on release.  Writing is async-signal-safe, so the same
+ * function serves as write_atomic.  A pipe or socket with no reader gives
+ * -EPIPE, never SIGPIPE (wfd.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "printk/console.h"
+#include "wfd.h"
 
 struct fd_ctx {
 	int fd;
+	enum pk__wfd_kind kind;
 };
 
 static long fd_write(void *ctx, const char *buf, size_t len)
 {
-	ssize_t n = write(((struct fd_ctx *)ctx)->fd, buf, len);
+	struct fd_ctx *c = ctx;
+	ssize_t n = pk__wfd_write(c->fd, c->kind, buf, len);
 
 	return n < 0 ? -errno : n;
 }
@@ -43,6 +47,7 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out)
 	if (!c)
 		return -ENOMEM;
 	c->fd = fd;
+	c->kind = pk__wfd_kind(fd);
 	out->ops = &fd_ops;
 	out->format = PK_FMT_HUMAN;
 	out->ctx = c;

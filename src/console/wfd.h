@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wfd.h - writing a console's descriptor without SIGPIPE.
+ *
+ * A console whose reader went away (a pipe to `head`, a restarted log
+ * collector, a closed socket) must turn into write errors, not kill the
+ * program: not in a caller's pk_printk(), and least of all in the crash
+ * handler, where dying of SIGPIPE would lose the report on the other
+ * consoles and the core dump.  The descriptor's kind is looked at once,
+ * with fstat(), when the console is made; only pipes and sockets can raise
+ * SIGPIPE, so writes to files and terminals cost nothing extra.
+ *
+ * Context: pk__wfd_write() is async-signal-safe (write_atomic uses it).
+ */
+#ifndef PK_CONSOLE_WFD_H
+#define PK_CONSOLE_WFD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum pk__wfd_kind {
+	PK_WFD_PLAIN,	/* file, terminal, device: write(2) */
+	PK_WFD_PIPE,	/* FIFO: write(2) with SIGPIPE blocked and consumed */
+	PK_WFD_SOCKET,	/* send(2) with MSG_NOSIGNAL */
+};
+
+enum pk__wfd_kind pk__wfd_kind(int fd);
+
+/*
+ * For the library's own threads, which block every signal for good: tells
+ * pk__wfd_write() on this thread that SIGPIPE needs no masking around a
+ * write.  Call it after blocking SIGPIPE.
+ */
+void pk__wfd_sigpipe_blocked(void);
+
+/* One write(2) of @fd as @kind.  Bytes written, or -1 with errno set. */
+ssize_t pk__wfd_write(int fd, enum pk__wfd_kind kind, const void *buf, size_t len);
+
+#endif /* PK_CONSOLE_WFD_H */
