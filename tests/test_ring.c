@@ -283,13 +283,19 @@ static void test_abandoned_reservation(void **state)
 	fx_free(f);
 }
 
-/* Poll (up to 10 s) until @n waiters are registered and their lease runs. */
-static void await_waiters(const struct pk_ring_hdr *h, uint32_t n)
+/*
+ * Poll (up to 10 s) until @n waiters are registered and their lease, renewed
+ * after @after, runs: the newest of them is then inside pk__ring_wait() for
+ * good (a timed-out sleep renews the lease without leaving).
+ */
+static void await_waiters(const struct pk_ring_hdr *h, uint32_t n, uint64_t after)
 {
+	uint64_t until;
 	int i;
 
 	for (i = 0; i < 10000; i++) {
-		if (atomic_load(&h->waiters) == n && lease_runs(atomic_load(&h->wait_until), now_ns()))
+		until = atomic_load(&h->wait_until);
+		if (atomic_load(&h->waiters) == n && until > after && lease_runs(until, now_ns()))
 			return;
 		usleep(1000);
 	}
@@ -325,6 +331,7 @@ static void test_killed_waiter_lease(void **state)
 	struct pk_ring_hdr *h;
 	struct waiter_arg wa;
 	pthread_t tid;
+	uint64_t until;
 	uint32_t w;
 	pid_t pid;
 	int i, st;
@@ -345,13 +352,14 @@ static void test_killed_waiter_lease(void **state)
 				seq++;
 	}
 	/* A live waiter in another process: the writer wakes it. */
-	await_waiters(h, 1);
+	await_waiters(h, 1, 0);
 	w = atomic_load(&h->wake);
+	until = atomic_load(&h->wait_until);
 	assert_int_equal(put(&ring, "wake up", 6, false, NULL), 0);
 	assert_int_equal(atomic_load(&h->wake), w + 1);
 
-	/* Killed in its sleep: the count stays, the lease runs out. */
-	await_waiters(h, 1);
+	/* Killed in its next sleep: the count stays, the lease runs out. */
+	await_waiters(h, 1, until);
 	kill(pid, SIGKILL);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_int_equal(atomic_load(&h->waiters), 1);
@@ -371,7 +379,7 @@ static void test_killed_waiter_lease(void **state)
 	/* A new waiter replaces that lease and is woken. */
 	wa = (struct waiter_arg){ .ring = &ring, .seq = atomic_load(&h->seq_head) };
 	assert_int_equal(pthread_create(&tid, NULL, waiter_thread, &wa), 0);
-	await_waiters(h, 2);
+	await_waiters(h, 2, 0);
 	assert_int_equal(put(&ring, "for the new waiter", 6, false, NULL), 0);
 	assert_int_equal(atomic_load(&h->wake), w + 1);
 	pthread_join(tid, NULL);
