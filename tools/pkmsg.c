@@ -353,6 +353,8 @@ static int run_store(const struct opts *o)
 			ret = pk_reader_wait(r, 1000);
 			if (stop_sig)
 				break;
+			if (ret == -EFAULT)	/* the futex word's page is gone */
+				return bus_error(o->path);
 			if (ret < 0) {
 				fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
 				pk_reader_close(r);
