@@ -323,6 +323,58 @@ static void test_reader_gone(void **state)
 	free(fifo);
 }
 
+static _Atomic int usr1_taken;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	atomic_store(&usr1_taken, 1);
+}
+
+/*
+ * The library's threads (printer threads, the handoff budget thread) take
+ * none of the application's signals: with SIGUSR1 blocked in the only
+ * application thread, a SIGUSR1 sent to the process stays pending for it,
+ * instead of running the handler on a library thread.
+ */
+static void test_library_threads_take_no_signals(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(0);
+	struct pk_console *con;
+	struct pk_config cfg;
+	sigset_t usr1, old;
+	int m, sig;
+
+	(void)state;
+	signal(SIGUSR1, on_usr1);
+	for (m = 0; m < 2; m++) {
+		pk_config_init(&cfg);
+		cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+		cfg.mode = m ? PK_MODE_THREAD : PK_MODE_HANDOFF;
+		cfg.print_budget_us = m ? 0 : 1000;	/* handoff: a budget thread */
+		assert_int_equal(pk_init(&cfg), 0);	/* SIGUSR1 unblocked here */
+		con = pk_console_register(&tu_capture_ops, cap, -1);
+		assert_non_null(con);
+		pk_info("threads started\n");
+		assert_int_equal(pk_flush(5000), 0);
+
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &usr1, &old);
+		atomic_store(&usr1_taken, 0);
+		kill(getpid(), SIGUSR1);
+		usleep(50000);
+		assert_int_equal(atomic_load(&usr1_taken), 0);
+		assert_int_equal(sigwait(&usr1, &sig), 0);	/* still ours */
+		assert_int_equal(sig, SIGUSR1);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pk_console_unregister(con);
+		pk_shutdown();
+	}
+	signal(SIGUSR1, SIG_DFL);
+	tu_capture_free(cap);
+}
+
 static void test_spec(void **state)
 {
 	char *path = tu_tmp_path("con-spec"), spec[600], *text;
@@ -360,6 +412,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_file_fd_throttle_drivers, teardown),
 		cmocka_unit_test_teardown(test_write_errors, teardown),
 		cmocka_unit_test_teardown(test_reader_gone, teardown),
+		cmocka_unit_test_teardown(test_library_threads_take_no_signals, teardown),
 		cmocka_unit_test_teardown(test_spec, teardown),
 	};
 
