@@ -19,6 +19,7 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
+#include "internal.h"	/* pk__stbsp_vsnprintf(): the formatter pk_printk uses */
 #include "peers.h"
 
 /* libprintk arg: the mode, plus these */
@@ -117,8 +118,6 @@ static void stdio_close(void)
 
 /* ---- references: the floor under every row ---- */
 
-int pkb_stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
-
 /* Nothing at all: what the harness's own clock reads cost per call. */
 static __attribute__((noinline)) void timer_only_log(long a, long b)
 {
@@ -132,13 +131,13 @@ static __attribute__((noinline, format(printf, 1, 2))) int format_only(const cha
 	int n;
 
 	va_start(ap, fmt);
-	n = pkb_stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
+	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
 	va_end(ap);
 	__asm__ volatile("" : : "r"(buf) : "memory");
 	return n;
 }
 
-/* The message formatted into a stack buffer by stb_sprintf, as pk_printk does first. */
+/* The message formatted into a stack buffer by libprintk's formatter, as pk_printk does first. */
 static void format_only_log(long a, long b)
 {
 	format_only(PKB_PEER_MSG, a, b);
