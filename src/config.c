@@ -91,6 +91,12 @@ void pk_config_init(struct pk_config *cfg)
 	cfg->console_loglevel = 7;	/* print everything but debug */
 	cfg->default_level = PK_WARNING;
 	cfg->facility = 1;		/* LOG_USER >> 3 */
+	/*
+	 * Handoff: a caller prints at most this long when no other caller
+	 * comes to take over, then the rescue thread goes on (the last caller
+	 * of a burst would otherwise print the whole backlog).  See README.
+	 */
+	cfg->print_budget_us = PK_PRINT_BUDGET_DEFAULT_US;
 
 	if ((v = getenv("PK_MODE")) && *v) {
 		if (pk__parse_mode(v, &mode) == 0)

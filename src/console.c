@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "consoles.h"
-#include "flush.h"
 #include "internal.h"
 
 #define LMM(label)
@@ -38,6 +37,12 @@ static struct slot slots[PK_MAX_CONSOLES];
 static _Atomic int nr_consoles;
 static _Atomic int max_loglevel;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct pk__con_hooks *hooks;
+
+void pk__con_set_hooks(const struct pk__con_hooks *h)
+{
+	hooks = h;
+}
 
 struct pk_console *pk__con_get(int i)
 {
@@ -118,11 +123,9 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	c->ctx = ctx;
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
 	atomic_init(&c->fmt, fmt);
-	pk__ring_reader_init(&c->rd, &pk__g.ring, false);
-	if (c->rd.next < pk__g.attach_seq)
-		c->rd.next = pk__g.attach_seq;	/* earlier runs' records: pkmsg's */
-	c->expect = c->rd.next;
-	atomic_init(&c->next_seq, c->rd.next);
+	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
+	pk__con_pos_init(&c->pos, pk__g.attach_seq);
+	atomic_init(&c->next_seq, c->pos.expect);
 
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < PK_MAX_CONSOLES; i++)
@@ -135,7 +138,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 		return NULL;
 	}
 	c->slot = i;
-	if (pk__flush_console_added(c) < 0) {
+	if (hooks && hooks->added(c) < 0) {
 		pthread_mutex_unlock(&reg_lock);
 		free(c);
 		errno = EAGAIN;
@@ -146,7 +149,8 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	pk__con_update_max_loglevel();
 	pthread_mutex_unlock(&reg_lock);
 	/* Print the backlog now, as register_console() does. */
-	pk__flush_kick();
+	if (hooks && hooks->kick)
+		hooks->kick();
 	return c;
 }
 
@@ -207,7 +211,7 @@ static int unregister_slot(int i)
 	atomic_store_explicit(&slots[i].con, DRAINING, memory_order_seq_cst);
 	atomic_fetch_sub_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
-	if (pk__flush_console_removing(c) < 0)
+	if (hooks && hooks->removing(c) < 0)
 		return abandon(c);	/* its printer is stuck inside write() */
 	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
 		if (waited == 5000)
@@ -228,6 +232,9 @@ int pk_console_unregister(struct pk_console *con)
 
 	if (!con)
 		return -EINVAL;
+	/* From inside a console's write(): it would wait for itself. */
+	if (pk__self.in_console)
+		return -EDEADLK;
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		if (atomic_load_explicit(&slots[i].con, memory_order_relaxed) == con) {
@@ -288,7 +295,13 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 
 /* ---- printing one record ---- */
 
-/* Write all of @buf; a short write is retried with the rest. */
+/*
+ * Write all of @buf; a short write is retried with the rest, and so are
+ * EINTR, EAGAIN and a zero return, a bounded number of times.  A driver
+ * that claims more than it was given is taken to have written it all.
+ * The thread is marked as inside a console, so that a record the driver
+ * logs is stored and printed later, never from this call chain.
+ */
 static void con_write(struct pk_console *c, const char *buf, size_t len, bool atomic)
 {
 	long (*fn)(void *, const char *, size_t) = atomic ? c->ops->write_atomic : c->ops->write;
@@ -297,10 +310,11 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 	unsigned again = 0;
 	long n;
 
+	pk__self.in_console++;
 	while (done < len) {
 		n = fn(c->ctx, buf + done, len - done);
 		if (n > 0) {
-			done += (size_t)n;
+			done += (size_t)n < len - done ? (size_t)n : len - done;
 		} else if ((n == -EINTR || n == -EAGAIN || n == 0) && ++again < 100) {
 			continue;
 		} else {
@@ -308,9 +322,18 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 			break;
 		}
 	}
+	pk__self.in_console--;
 	atomic_fetch_add_explicit(&c->busy_ns, pk__now_ns() - t0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->bytes, done, memory_order_relaxed);
 	pk__share_add(pk__tid(), done, pk__self.printer);
+}
+
+void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq)
+{
+	pk__ring_reader_init(&pos->rd, &pk__g.ring, false);
+	if (pos->rd.next < seq)
+		pos->rd.next = seq;
+	pos->expect = pos->rd.next;
 }
 
 bool pk__con_pending(struct pk_console *c)
@@ -318,14 +341,36 @@ bool pk__con_pending(struct pk_console *c)
 	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire));
 }
 
+bool pk__con_behind(struct pk_console *c, uint64_t seq)
+{
+	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < seq;
+}
+
 /*
  * The counters are updated before next_seq is published (release), so
  * that whoever sees a console caught up (pk_flush, stats) also sees the
- * counts of every record up to there.
+ * counts of every record up to there.  A private position (a takeover)
+ * only ever moves it forward: the old owner may publish a stale one.
  */
-static void publish(struct pk_console *c)
+static void publish(struct pk_console *c, struct pk__con_pos *pos)
 {
-	atomic_store_explicit(&c->next_seq, c->expect, memory_order_release);
+	uint64_t cur;
+
+	if (pos == &c->pos) {
+		atomic_store_explicit(&c->next_seq, pos->expect, memory_order_release);
+		return;
+	}
+	cur = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+	while (cur < pos->expect &&
+	       !atomic_compare_exchange_weak_explicit(&c->next_seq, &cur, pos->expect,
+						      memory_order_release, memory_order_relaxed))
+		;
+}
+
+/* Do we (@tid) still own @c?  0: the caller does not check. */
+static bool still_ours(struct pk_console *c, uint32_t tid)
+{
+	return !tid || pk__own_owner(&c->own) == tid;
 }
 
 static void print_dropped(struct pk_console *c, char *buf, uint64_t gap, unsigned fmt, bool atomic)
@@ -337,39 +382,54 @@ static void print_dropped(struct pk_console *c, char *buf, uint64_t gap, unsigne
 	con_write(c, buf, len, atomic);
 }
 
-enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch, bool atomic)
+enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
+			   struct pk__con_scratch *scratch, bool atomic, uint32_t tid)
 {
 	struct pk_ring_rec *rec = scratch ? &scratch->rec : &c->rec;
 	char *buf = scratch ? scratch->buf : c->buf;
 	struct pk_format_opts fo = { 0 };
+	struct pk_ring_filter f;
 	struct pk_record r;
-	uint64_t gap;
+	uint64_t skipped = 0, lost, from;
+	int ret;
 
+	if (!pos)
+		pos = &c->pos;
 	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
-	if (pk__ring_read(&c->rd, rec) <= 0) {
-		/* The reader may have moved over lost records: report them now. */
-		if (c->rd.next <= c->expect)
-			return PK_EMIT_NONE;
-		gap = c->rd.next - c->expect;
-		c->expect = c->rd.next;
-		print_dropped(c, buf, gap, fo.fmt, atomic);
-		publish(c);
-		return PK_EMIT_PRINTED;
-	}
-	gap = rec->seq - c->expect;
-	c->expect = rec->seq + 1;
-	if (gap)
-		print_dropped(c, buf, gap, fo.fmt, atomic);
 	/*
-	 * Another process's record in a shared store (a fork child's, or one
-	 * of several programs writing one file) is for its own consoles.
+	 * Records below the loglevel, and another process's records in a
+	 * shared store (a fork child's, or one of several programs writing one
+	 * file), are passed over without copying their text.
 	 */
-	if (rec->meta.level >= pk__con_loglevel(c) ||
-	    rec->meta.pid != atomic_load_explicit(&pk__g.pid, memory_order_relaxed)) {
-		atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
-		publish(c);
-		return gap ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
+	f.max_level = pk__con_loglevel(c);
+	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	from = pos->rd.next;
+	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped);
+	if (skipped)
+		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
+	/* What the reader moved over that it neither returned nor filtered was lost. */
+	if (from < pos->expect)
+		from = pos->expect;
+	lost = (ret == 1 ? rec->seq : pos->rd.next) - from - skipped;
+	if (ret != 1) {
+		if (pos->rd.next <= pos->expect)
+			return PK_EMIT_NONE;
+		pos->expect = pos->rd.next;
+		if (lost) {
+			if (!still_ours(c, tid))
+				return PK_EMIT_LOST;
+			print_dropped(c, buf, lost, fo.fmt, atomic);
+		}
+		if (!still_ours(c, tid))
+			return PK_EMIT_LOST;
+		publish(c, pos);
+		return lost ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 	}
+	pos->expect = rec->seq + 1;
+	if (!still_ours(c, tid))
+		return PK_EMIT_LOST;
+	if (lost)
+		print_dropped(c, buf, lost, fo.fmt, atomic);
 	r.seq = rec->seq;
 	r.ts_ns = rec->meta.ts_ns;
 	r.level = rec->meta.level;
@@ -379,10 +439,42 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch
 	r.facility = rec->meta.facility;
 	r.text = rec->text;
 	r.len = rec->len;
+	if (!still_ours(c, tid))
+		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);
 	atomic_fetch_add_explicit(&c->records, 1, memory_order_relaxed);
-	publish(c);
+	if (!still_ours(c, tid))
+		return PK_EMIT_LOST;
+	publish(c, pos);
 	return PK_EMIT_PRINTED;
+}
+
+/*
+ * pk__con_skip_filtered() - pass over the records @c filters, up to its
+ * next record to print, without writing anything.  The caller owns @c as
+ * @tid.  A record to print, or a gap to report, is left where it is for
+ * the console's printer.  Return: true if the position moved.
+ */
+bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
+{
+	struct pk__con_pos saved = c->pos;
+	struct pk_ring_filter f;
+	uint64_t skipped = 0, from = c->pos.rd.next;
+	int ret;
+
+	f.max_level = pk__con_loglevel(c);
+	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped);
+	if (ret == 1 || c->pos.rd.next - from != skipped || !skipped) {
+		c->pos = saved;	/* not ours to consume: the printer writes it */
+		return false;
+	}
+	atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
+	c->pos.expect = c->pos.rd.next;
+	if (!still_ours(c, tid))
+		return false;
+	publish(c, &c->pos);
+	return true;
 }
 
 /* ---- printer shares ---- */
@@ -454,134 +546,6 @@ int pk_printer_shares(struct pk_printer_share *out, int max)
 	return n;
 }
 
-/* ---- PK_CONSOLE ---- */
-
-/* HOST:PORT or [IPV6]:PORT */
-static int net_entry(char *s, struct pk_console_driver *drv)
-{
-	char *colon, *end, *host = s;
-	unsigned long port;
-
-	if (*s == '[') {
-		end = strchr(s, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		*end = '\0';
-		host = s + 1;
-		colon = end + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return -EINVAL;
-		*colon = '\0';
-	}
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !port || port > 65535 || !*host)
-		return -EINVAL;
-	return pk_console_net_make(host, (unsigned)port, drv);
-}
-
-static int make_entry(const char *name, size_t len, struct pk_console_driver *drv)
-{
-	char tmp[512];
-	char *end;
-	long fd;
-
-	if (len >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, name, len);
-	tmp[len] = '\0';
-	if (!strcmp(tmp, "stderr"))
-		return pk_console_fd_make(STDERR_FILENO, drv);
-	if (!strcmp(tmp, "stdout"))
-		return pk_console_fd_make(STDOUT_FILENO, drv);
-	if (!strncmp(tmp, "fd:", 3)) {
-		errno = 0;
-		fd = strtol(tmp + 3, &end, 10);
-		if (errno || end == tmp + 3 || *end || fd < 0 || fd > 1 << 20)
-			return -EINVAL;
-		if (fcntl((int)fd, F_GETFD) < 0)
-			return -EBADF;
-		return pk_console_fd_make((int)fd, drv);
-	}
-	if (!strncmp(tmp, "file:", 5) && tmp[5])
-		return pk_console_file_make(tmp + 5, 0, drv);
-	if (!strcmp(tmp, "syslog"))
-		return pk_console_syslog_make(NULL, NULL, drv);
-	if (!strncmp(tmp, "syslog:", 7) && tmp[7])
-		return pk_console_syslog_make(tmp + 7, NULL, drv);
-	if (!strncmp(tmp, "net:", 4))
-		return net_entry(tmp + 4, drv);
-	return -EINVAL;
-}
-
-int pk_console_register_spec(const char *spec)
-{
-	const char *p = spec, *e, *at, *pct, *name_end;
-	struct pk_console_driver drv, thr;
-	unsigned long bps;
-	int level, n = 0, ret;
-	char tmp[32];
-
-	if (!spec)
-		return -EINVAL;
-	for (; *p; p = *e ? e + 1 : e) {
-		e = strchr(p, ',');
-		if (!e)
-			e = p + strlen(p);
-		if (e == p)
-			continue;
-		level = -1;
-		bps = 0;
-		name_end = e;
-		pct = memrchr(p, '%', (size_t)(e - p));
-		at = memrchr(p, '@', (size_t)(e - p));
-		ret = 0;
-		if (pct && (!at || pct > at)) {
-			bps = strtoul(pct + 1, (char **)&name_end, 10);
-			ret = name_end != e || !bps ? -EINVAL : 0;
-			name_end = pct;
-			at = at && at < pct ? at : NULL;
-		}
-		if (!ret && at) {
-			size_t l = (size_t)(name_end - at - 1);
-
-			if (l >= sizeof(tmp))
-				ret = -EINVAL;
-			else {
-				memcpy(tmp, at + 1, l);
-				tmp[l] = '\0';
-				ret = pk__parse_level(tmp, &level);
-			}
-			name_end = at;
-		}
-		if (!ret)
-			ret = make_entry(p, (size_t)(name_end - p), &drv);
-		if (!ret && bps) {
-			ret = pk_console_throttle_make(&drv, bps, &thr);
-			if (!ret)
-				drv = thr;
-		}
-		if (!ret) {
-			struct pk_console *c = pk__con_register(drv.ops, drv.ctx, level, drv.format);
-
-			if (!c) {
-				ret = -errno;
-				if (drv.ops->release)
-					drv.ops->release(drv.ctx);
-			}
-		}
-		if (ret < 0) {
-			fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(e - p), p,
-				strerror(-ret));
-			continue;
-		}
-		n++;
-	}
-	return n;
-}
-
 /* ---- fork ---- */
 
 void pk__con_atfork_prepare(void)
@@ -594,7 +558,7 @@ void pk__con_atfork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-void pk__con_atfork_child(void)
+void pk__con_atfork_child(uint64_t head)
 {
 	struct pk_console *c;
 	int i;
@@ -605,9 +569,8 @@ void pk__con_atfork_child(void)
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING) {
 			pk__own_reset(&c->own);
-			c->has_thread = false;
-			atomic_store_explicit(&c->sleeping, 0, memory_order_relaxed);
-			atomic_store_explicit(&c->thread_stop, 0, memory_order_relaxed);
+			pk__con_pos_init(&c->pos, head);
+			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
 		}
 	}
 }

@@ -19,6 +19,19 @@
 
 #define PK_MAX_CONSOLES	16
 
+/*
+ * Where a printer is in the store for one console: the reader and the seq
+ * after the last record accounted for (printed, filtered or reported
+ * dropped).  The console's own position belongs to whoever owns the
+ * console; after a hostile takeover the new owner works on a private copy
+ * instead, so that the old owner, which may come back from write() at any
+ * time, and the new one never share one.
+ */
+struct pk__con_pos {
+	struct pk_ring_reader rd;
+	uint64_t expect;
+};
+
 struct pk_console {
 	const struct pk_console_ops *ops;
 	void *ctx;
@@ -28,21 +41,13 @@ struct pk_console {
 	struct pk__conown own;
 
 	/* Owner only (whoever holds @own). */
-	struct pk_ring_reader rd;
-	uint64_t expect;		/* seq after the last record accounted for */
+	struct pk__con_pos pos;
 	struct pk_ring_rec rec;
 	char buf[PK_FORMAT_MAX];
 
 	/* Read by anyone. */
-	_Atomic uint64_t next_seq;	/* mirrors rd.next */
+	_Atomic uint64_t next_seq;	/* mirrors pos.expect */
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
-
-	/* Thread mode: this console's printer thread. */
-	pthread_t thread;
-	bool has_thread;
-	_Atomic int thread_stop;
-	_Atomic int sleeping;		/* the printer is (about to be) asleep on @wake */
-	_Atomic uint32_t wake;
 };
 
 /* Scratch space for printing without the console's own buffers (takeover). */
@@ -65,22 +70,53 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 /* Unregister all (shutdown). */
 void pk__con_unregister_all(void);
 
+/*
+ * What the flush layer is told about the registry (set once by it): a
+ * console was added (0, or -errno to refuse it), and a console is about to
+ * go (0, or -EBUSY: a printer of it is stuck inside write(), so it must
+ * never be freed); both with the registry lock held.  kick: a console was
+ * registered, print its backlog (no lock held).
+ */
+struct pk__con_hooks {
+	int (*added)(struct pk_console *c);
+	int (*removing)(struct pk_console *c);
+	void (*kick)(void);	/* after registering: print the backlog */
+};
+void pk__con_set_hooks(const struct pk__con_hooks *hooks);
+
 enum pk__emit {
 	PK_EMIT_NONE,		/* nothing readable now */
 	PK_EMIT_PRINTED,	/* one record (and any drop notice) written */
-	PK_EMIT_SKIPPED,	/* the next record was below the loglevel */
+	PK_EMIT_SKIPPED,	/* records below the loglevel passed over; call again */
+	PK_EMIT_LOST,		/* the console was taken from us: touch it no more */
 };
 
 /*
- * pk__con_emit() - print @c's next record.  The caller owns @c.
+ * pk__con_emit() - print @c's next record.  The caller owns @c as @tid;
+ * ownership is checked again before every write() and before the position
+ * is published, and PK_EMIT_LOST returned as soon as it is gone.
+ * @pos: NULL for the console's own position; else a private one (after a
+ * takeover), whose progress is published only forward.
  * @scratch: NULL to use the console's own buffers; else these (after a
  * takeover, when the old owner may still be using the console's).
  * @atomic: use write_atomic() (the caller checked that there is one).
  */
-enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_scratch *scratch, bool atomic);
+enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
+			   struct pk__con_scratch *scratch, bool atomic, uint32_t tid);
+
+/*
+ * Pass over filtered records without writing (thread mode: a flood's
+ * callers keep the printers from being overrun).  The caller owns @c.
+ */
+bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid);
+
+/* Set @pos to start at @seq (nothing before it is this console's business). */
+void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq);
 
 /* Is a record (or a gap) readable for @c right now? */
 bool pk__con_pending(struct pk_console *c);
+/* Has @c still to account for records before @seq (readable or not)? */
+bool pk__con_behind(struct pk_console *c, uint64_t seq);
 
 /* The highest loglevel in effect on any console (cached; any context). */
 int pk__con_max_loglevel(void);
@@ -94,8 +130,12 @@ int pk__con_loglevel(struct pk_console *c);
 void pk__share_add(uint32_t tid, uint64_t bytes, bool printer_thread);
 void pk__share_reset(void);
 
-/* After fork(): the owners may be threads that did not survive. */
-void pk__con_atfork_child(void);
+/*
+ * After fork(): the owners may be threads that did not survive, and the
+ * parent's records before @head are the parent's to print: every console
+ * starts at @head.
+ */
+void pk__con_atfork_child(uint64_t head);
 void pk__con_atfork_prepare(void);
 void pk__con_atfork_parent(void);
 

@@ -12,9 +12,9 @@
  * active, and finds no waiter, becomes the waiter: it spins briefly, then
  * sleeps until the holder hands the lock over at the next record boundary.
  * Printing circulates between the callers that produce output.  With
- * print_budget_us, a holder that printed longer than the budget with no
- * waiter in sight passes the rest to a printer thread instead of printing
- * the whole backlog itself.
+ * print_budget_us (on by default), a holder that printed longer than the
+ * budget with no waiter in sight passes the rest to the rescue thread
+ * instead of printing the whole backlog itself.
  *
  * THREAD (nbcon): a printer thread per console prints; callers only store
  * and wake it (no system call when it is awake).
@@ -26,6 +26,21 @@
  *
  * Every printer takes a console's ownership (pk__conown) for one record at
  * a time, so emergency printers never wait longer than one record.
+ *
+ * NOTHING STRANDS
+ *
+ * A holder can meet a record that is still being written (a writer
+ * preempted between reserving and committing: in the kernel a few
+ * instructions with preemption off, here a whole time slice or more).  It
+ * does not wait for it: it publishes the seq it stalled at (stall_seq) and
+ * leaves, and whoever commits a record at or after that seq takes part in
+ * printing whatever its level (fl:D).  A filtered record takes part too
+ * once the consoles lag a sixty-fourth of the descriptor ring behind it
+ * (low_water), so that consoles skip filtered floods in batches instead of
+ * being overrun by them and reporting records they would never have
+ * printed as dropped.  The rescue thread (handoff and legacy) retries a
+ * stall until the store gives up on an abandoned record, and takes over
+ * what a bounded stint (pk_flush, exit, a recursing console) left.
  *
  * MEMORY ORDERING
  *   fl:A  A caller commits its record (seq_cst, ringbuf write:E) and then
@@ -40,6 +55,17 @@
  *         own:B) and then looks for pending records (seq_cst); a caller
  *         that found the console owned commits (seq_cst) and looks at the
  *         owner (seq_cst, in pending_any()).  Same pattern again.
+ *   fl:D  A holder that stalled at a record in progress stores stall_seq
+ *         (seq_cst), unlocks (seq_cst) and looks whether the record became
+ *         readable (seq_cst loads in pk__ring_readable); the writer of that
+ *         record (or of a later one) commits (seq_cst, write:E) and loads
+ *         stall_seq (seq_cst).  Store-buffering again: either the holder
+ *         sees the record and prints it, or the writer sees the stall and
+ *         takes part in printing, whatever its level.  Without it a
+ *         filtered record committed behind a holder that had just left
+ *         strands every printable record queued after it.
+ *   fl:E  low_water is a hint (relaxed both sides): a stale value only
+ *         makes a filtered writer take part early or late by one batch.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,24 +89,57 @@
 #define WAIT_NS		(1000 * 1000000ull)	/* ... and waits this long in all */
 #define EMERG_WAIT_NS	(200 * 1000000ull)	/* emergency: for a record boundary */
 #define EXIT_STALL_MS	5000			/* exit flush: give up without progress */
+#define EXIT_DEADLINE_MS 10000			/* exit flush: give up in any case */
+#define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
+#define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
+#define PANIC_STALL_ALL_NS (50 * 1000000ull)	/* ... and this long for all of them */
+
+/* Thread mode: the printer of the console in the same slot. */
+struct printer {
+	struct pk_console *con;
+	pthread_t thread;
+	bool running;
+	_Atomic int stop;
+	_Atomic int sleeping;		/* (about to be) asleep on @wake */
+	_Atomic uint32_t wake;
+};
+
+/* A holder's stint: when it stops printing. */
+struct stint {
+	bool handoff;		/* mark records active, hand over to a waiter */
+	uint64_t budget_ns;	/* pass the rest to the rescue thread after this */
+	uint64_t target;	/* stop once every console reached it */
+	uint64_t deadline;	/* stop at this time (0: none) */
+};
 
 static struct {
 	enum pk_mode mode;
 	uint64_t budget_ns;
 	struct pk__conlock lock;
+	uint64_t lag_limit;		/* fl:E: filtered records before taking part */
+	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
+	_Atomic uint64_t stall_seq;	/* fl:D: a holder left at this record */
+	uint64_t fork_head;		/* seq_head when fork() began */
 
-	/* the budget printer thread (handoff with print_budget_us) */
-	pthread_t budget_thread;
-	bool budget_running;
-	_Atomic int budget_stop;
-	_Atomic int budget_sleeping;
-	_Atomic uint32_t budget_wake;
+	/* the rescue thread (handoff and legacy) */
+	pthread_t rescue_thread;
+	bool rescue_running;
+	_Atomic int rescue_stop;
+	_Atomic int rescue_sleeping;
+	_Atomic uint32_t rescue_wake;
+	_Atomic int threads_stopped;	/* unloading: callers print themselves */
 
 	_Atomic uint64_t direct_records, thread_records, max_print_ns, budget_deferrals;
 	_Atomic uint64_t max_call_records;
 	_Atomic uint64_t takeovers;
-	bool atexit_done;
 } F;
+
+/*
+ * Never freed: a writer may hold a pointer to one while its console goes,
+ * and a printer stuck inside write() keeps its own.  A slot whose printer
+ * was given up on gets a fresh one.
+ */
+static struct printer *_Atomic printers[PK_MAX_CONSOLES];
 
 static void note_max(_Atomic uint64_t *max, uint64_t v)
 {
@@ -91,12 +150,20 @@ static void note_max(_Atomic uint64_t *max, uint64_t v)
 		;
 }
 
-static void wake_printer(struct pk_console *c)
+static enum pk_mode mode_now(void)
+{
+	/* Once the library's threads are gone (unloading), callers print. */
+	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
+		return F.mode == PK_MODE_LEGACY ? PK_MODE_LEGACY : PK_MODE_HANDOFF;
+	return F.mode;
+}
+
+static void wake_printer(struct printer *p)
 {
 	/* LMM(fl:A) */
-	if (atomic_load_explicit(&c->sleeping, memory_order_seq_cst)) {
-		atomic_fetch_add_explicit(&c->wake, 1, memory_order_release);
-		pk__futex_wake(&c->wake, 1);
+	if (p && atomic_load_explicit(&p->sleeping, memory_order_seq_cst)) {
+		atomic_fetch_add_explicit(&p->wake, 1, memory_order_release);
+		pk__futex_wake(&p->wake, 1);
 	}
 }
 
@@ -127,27 +194,15 @@ static uint64_t con_pending(struct pk_console *c, uint64_t arg)
 	return !pk__own_owner(&c->own) && pk__con_pending(c);
 }
 
-/*
- * Behind a record that is still being written (seq < @head)?  A writer
- * preempted between reserving and committing would otherwise make the
- * holder leave, and the writer take over when it commits: in the kernel
- * that window is a few instructions with preemption off; here it is not.
- */
-static uint64_t con_behind_free(struct pk_console *c, uint64_t head)
-{
-	return !pk__own_owner(&c->own) &&
-	       atomic_load_explicit(&c->next_seq, memory_order_relaxed) < head;
-}
-
 static uint64_t con_behind(struct pk_console *c, uint64_t target)
 {
-	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < target;
+	return pk__con_behind(c, target);
 }
 
 static uint64_t con_wake(struct pk_console *c, uint64_t arg)
 {
 	(void)arg;
-	wake_printer(c);
+	wake_printer(atomic_load_explicit(&printers[c->slot], memory_order_acquire));
 	return 0;
 }
 
@@ -156,87 +211,171 @@ static bool pending_any(void)
 	return each_console(con_pending, 0);
 }
 
-static bool in_progress_any(void)
+static void wake_printers(void)
 {
-	return each_console(con_behind_free, pk__ring_next_seq(&pk__g.ring));
+	each_console(con_wake, 0);
 }
 
-static void kick_budget_thread(void)
+/* The slowest console's position, for low_water.  Any context. */
+static uint64_t slowest(void)
 {
-	if (atomic_load_explicit(&F.budget_sleeping, memory_order_seq_cst)) {
-		atomic_fetch_add_explicit(&F.budget_wake, 1, memory_order_release);
-		pk__futex_wake(&F.budget_wake, 1);
+	struct pk_console *c;
+	uint64_t min = UINT64_MAX, v;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		v = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+		if (v < min)
+			min = v;
+		pk__con_put(i);
+	}
+	return min;
+}
+
+static void update_low_water(void)
+{
+	uint64_t v = slowest();
+
+	/* LMM(fl:E) */
+	if (v != UINT64_MAX)
+		atomic_store_explicit(&F.low_water, v, memory_order_relaxed);
+}
+
+static void kick_rescue(void)
+{
+	if (!F.rescue_running)
+		return;
+	if (atomic_load_explicit(&F.rescue_sleeping, memory_order_seq_cst)) {
+		atomic_fetch_add_explicit(&F.rescue_wake, 1, memory_order_release);
+		pk__futex_wake(&F.rescue_wake, 1);
 	}
 }
 
 /*
- * The console lock holder's loop (console_unlock()).  Prints one record
- * per console per round until nothing is pending.  @handoff: mark each
- * record active and hand over to a waiter at record boundaries.
- * @budget_ns: 0 or the handoff budget.  Returns with the lock released or
- * handed over.
+ * Has this thread stored records from inside a console's write() that @c
+ * has reached?  They are printed later, by another call chain.
  */
-static void console_unlock(bool handoff, uint64_t budget_ns)
+static bool recursion_reached(struct pk_console *c)
+{
+	return pk__self.recurse_seq != PK__NO_SEQ &&
+	       !pk__con_behind(c, pk__self.recurse_seq);
+}
+
+/* Lower stall_seq to @seq (fl:D). */
+static void stall_at(uint64_t seq)
+{
+	uint64_t cur = atomic_load_explicit(&F.stall_seq, memory_order_relaxed);
+
+	/* LMM(fl:D) */
+	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.stall_seq, &cur, seq,
+								   memory_order_seq_cst,
+								   memory_order_relaxed))
+		;
+}
+
+/* A stint got past @seq: the stall there (if any) is over. */
+static void stall_clear(uint64_t upto)
+{
+	uint64_t cur = atomic_load_explicit(&F.stall_seq, memory_order_relaxed);
+
+	while (cur < upto && !atomic_compare_exchange_weak_explicit(&F.stall_seq, &cur, PK__NO_SEQ,
+								    memory_order_seq_cst,
+								    memory_order_relaxed))
+		;
+}
+
+/*
+ * The console lock holder's loop (console_unlock()).  Prints one record
+ * (or skips one batch of filtered records) per console per round until
+ * nothing is pending or the stint says stop.  Returns with the lock
+ * released or handed over.
+ */
+static void console_unlock(const struct stint *st)
 {
 	uint32_t tid = pk__tid();
-	uint64_t t0 = pk__now_ns();
+	uint64_t t0 = pk__now_ns(), printed = 0, stalled, head, pos;
+	bool progress, bounded_out = false;
 	struct pk_console *c;
 	enum pk__emit r;
-	unsigned patience;
-	uint64_t printed = 0;
-	bool progress;
 	int i;
 
+	pk__self.recurse_seq = PK__NO_SEQ;
 again:
-	for (patience = 0;;) {
+	for (;;) {
 		progress = false;
+		stalled = PK__NO_SEQ;
 		for (i = 0; i < PK_MAX_CONSOLES; i++) {
 			if (pk__panicking())
 				goto unlock;	/* panic prints from now on */
 			c = pk__con_get(i);
 			if (!c)
 				continue;
-			if (!pk__own_try(&c->own, tid)) {
+			if (!pk__con_behind(c, st->target) || recursion_reached(c) ||
+			    !pk__own_try(&c->own, tid)) {
+				/* Done, or an emergency printer has it and prints it all. */
 				pk__con_put(i);
 				continue;
 			}
-			if (handoff)
+			if (st->handoff)
 				pk__cl_record_begin(&F.lock);
-			do
-				r = pk__con_emit(c, NULL, false);
-			while (r == PK_EMIT_SKIPPED);
+			r = pk__con_emit(c, NULL, NULL, false, tid);
 			pk__own_release(&c->own, tid);
+			if (r == PK_EMIT_NONE) {
+				head = pk__ring_next_seq(&pk__g.ring);
+				pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+				if (pos < head && pos < stalled)
+					stalled = pos;	/* a record in progress */
+			} else {
+				progress = true;
+			}
 			pk__con_put(i);
 			if (r == PK_EMIT_PRINTED) {
-				progress = true;
 				printed++;
 				atomic_fetch_add_explicit(&F.direct_records, 1, memory_order_relaxed);
 			}
-			if (handoff && pk__cl_record_end(&F.lock))
+			if (st->handoff && pk__cl_record_end(&F.lock))
 				goto out;	/* the waiter holds the lock now */
-			if (budget_ns && pk__now_ns() - t0 > budget_ns) {
-				/* Pass the rest to the printer thread. */
+			if (st->budget_ns && pk__now_ns() - t0 > st->budget_ns) {
+				/* Pass the rest to the rescue thread. */
 				atomic_fetch_add_explicit(&F.budget_deferrals, 1,
 							  memory_order_relaxed);
-				pk__cl_unlock(&F.lock, tid);
-				kick_budget_thread();
-				goto out;
+				bounded_out = true;
+				goto unlock;
+			}
+			if (st->deadline && pk__now_ns() >= st->deadline) {
+				bounded_out = true;
+				goto unlock;
 			}
 		}
-		if (progress) {
-			patience = 0;
-			continue;
-		}
-		if (patience++ < 20 && in_progress_any()) {
-			sched_yield();	/* let a preempted writer commit */
-			continue;
-		}
-		break;
+		if (!progress)
+			break;
 	}
 unlock:
+	/* LMM(fl:D) */
+	if (stalled != PK__NO_SEQ)
+		stall_at(stalled);
+	else if (!bounded_out)
+		stall_clear(slowest());
+	update_low_water();
 	pk__cl_unlock(&F.lock, tid);
-	/* LMM(fl:B) */
-	if (!pk__panicking() && pending_any() && pk__cl_trylock(&F.lock, tid, false))
+	if (pk__panicking())
+		goto out;
+	if (bounded_out || pk__self.recurse_seq != PK__NO_SEQ) {
+		/* Left on purpose: the rescue thread takes over. */
+		kick_rescue();
+		goto out;
+	}
+	/*
+	 * At a record in progress the rescue thread retries, unless the
+	 * record's writer takes over first (fl:D).
+	 */
+	if (stalled != PK__NO_SEQ)
+		kick_rescue();
+	/* LMM(fl:B), LMM(fl:D) */
+	if (pending_any() && pk__cl_trylock(&F.lock, tid, false))
 		goto again;
 out:
 	note_max(&F.max_print_ns, pk__now_ns() - t0);
@@ -244,25 +383,38 @@ out:
 		note_max(&F.max_call_records, printed);
 }
 
-static void *budget_main(void *arg)
+static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
+
+/*
+ * The rescue thread: takes over what the budget, a bounded stint or a
+ * recursing console left, and retries a stall at a record in progress
+ * until its writer commits it or the store gives up on it.  Callers never
+ * wait for it (it takes the lock as BUDGET).
+ */
+static void *rescue_main(void *arg)
 {
 	uint32_t tid, w;
 
 	(void)arg;
 	/* start_thread() blocked every signal, SIGPIPE included. */
 	pk__wfd_sigpipe_blocked();
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pk__self.printer = true;
 	tid = pk__tid();
-	while (!atomic_load_explicit(&F.budget_stop, memory_order_acquire)) {
-		w = atomic_load_explicit(&F.budget_wake, memory_order_acquire);
-		atomic_store_explicit(&F.budget_sleeping, 1, memory_order_seq_cst);
-		if (!pending_any() || !pk__cl_trylock(&F.lock, tid, true)) {
-			pk__futex_wait(&F.budget_wake, w, 100000000ull);
-			atomic_store_explicit(&F.budget_sleeping, 0, memory_order_relaxed);
+	while (!atomic_load_explicit(&F.rescue_stop, memory_order_acquire)) {
+		w = atomic_load_explicit(&F.rescue_wake, memory_order_acquire);
+		atomic_store_explicit(&F.rescue_sleeping, 1, memory_order_seq_cst);
+		if ((!pending_any() &&
+		     atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) == PK__NO_SEQ) ||
+		    pk__panicking() || !pk__cl_trylock(&F.lock, tid, true)) {
+			pk__futex_wait(&F.rescue_wake, w, RESCUE_POLL_NS);
+			atomic_store_explicit(&F.rescue_sleeping, 0, memory_order_relaxed);
 			continue;
 		}
-		atomic_store_explicit(&F.budget_sleeping, 0, memory_order_relaxed);
-		console_unlock(false, 0);
+		atomic_store_explicit(&F.rescue_sleeping, 0, memory_order_relaxed);
+		console_unlock(&stint_unbounded);
+		if (atomic_load_explicit(&F.stall_seq, memory_order_relaxed) != PK__NO_SEQ)
+			pk__futex_wait(&F.rescue_wake, w, RESCUE_POLL_NS / 10);
 	}
 	return NULL;
 }
@@ -271,56 +423,61 @@ static void *budget_main(void *arg)
 
 static void *printer_main(void *arg)
 {
-	struct pk_console *c = arg;
+	struct printer *p = arg;
+	struct pk_console *c = p->con;
 	struct timespec nap = { 0, 200000 };
 	enum pk__emit r;
 	uint32_t tid, w;
 
 	/* start_thread() blocked every signal, SIGPIPE included. */
 	pk__wfd_sigpipe_blocked();
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pk__self.printer = true;
 	tid = pk__tid();
-	while (!atomic_load_explicit(&c->thread_stop, memory_order_acquire)) {
+	while (!atomic_load_explicit(&p->stop, memory_order_acquire)) {
 		if (pk__panicking()) {
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		w = atomic_load_explicit(&c->wake, memory_order_acquire);
+		w = atomic_load_explicit(&p->wake, memory_order_acquire);
 		/* LMM(fl:A) */
-		atomic_store_explicit(&c->sleeping, 1, memory_order_seq_cst);
+		atomic_store_explicit(&p->sleeping, 1, memory_order_seq_cst);
 		if (!pk__con_pending(c)) {
-			pk__futex_wait(&c->wake, w, 100000000ull);
-			atomic_store_explicit(&c->sleeping, 0, memory_order_relaxed);
+			update_low_water();
+			/* A record in progress is looked at again after the poll. */
+			pk__futex_wait(&p->wake, w, RESCUE_POLL_NS);
+			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
+			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) &&
+			    pk__own_try(&c->own, tid)) {
+				/* Let the reader time out an abandoned record. */
+				pk__con_emit(c, NULL, NULL, false, tid);
+				pk__own_release(&c->own, tid);
+			}
 			continue;
 		}
-		atomic_store_explicit(&c->sleeping, 0, memory_order_relaxed);
+		atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
 		if (!pk__own_try(&c->own, tid)) {
 			/* An emergency printer has it: it prints everything anyway. */
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		/* Yield to a higher priority at each record boundary. */
+		/* One record (or batch) per ownership: yield to a higher priority. */
 		do
-			r = pk__con_emit(c, NULL, false);
-		while (r == PK_EMIT_SKIPPED && !pk__own_yield_wanted(&c->own));
+			r = pk__con_emit(c, NULL, NULL, false, tid);
+		while (r == PK_EMIT_SKIPPED && !pk__own_yield_wanted(&c->own) &&
+		       !atomic_load_explicit(&p->stop, memory_order_relaxed));
 		pk__own_release(&c->own, tid);
 		/*
 		 * Told to stop while inside write(): our console was given up
 		 * on (unregistered or shut down meanwhile, perhaps re-initialised);
 		 * touch nothing but the console itself, which is kept for us.
 		 */
-		if (atomic_load_explicit(&c->thread_stop, memory_order_acquire))
+		if (atomic_load_explicit(&p->stop, memory_order_acquire))
 			break;
 		if (r == PK_EMIT_PRINTED)
 			atomic_fetch_add_explicit(&F.thread_records, 1, memory_order_relaxed);
 	}
 	return NULL;
-}
-
-
-static void wake_printers(void)
-{
-	each_console(con_wake, 0);
 }
 
 /*
@@ -340,55 +497,79 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	return ret;
 }
 
+/* Registry lock held (or the only thread, after fork). */
 static int start_printer(struct pk_console *c)
 {
+	struct printer *p = atomic_load_explicit(&printers[c->slot], memory_order_relaxed);
 	int ret;
 
-	atomic_store_explicit(&c->thread_stop, 0, memory_order_relaxed);
-	ret = start_thread(&c->thread, printer_main, c);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		atomic_store_explicit(&printers[c->slot], p, memory_order_release);
+	}
+	p->con = c;
+	atomic_store_explicit(&p->stop, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
+	ret = start_thread(&p->thread, printer_main, p);
 	if (ret)
 		return -ret;
-	c->has_thread = true;
+	p->running = true;
 	return 0;
 }
 
-int pk__flush_console_added(struct pk_console *c)
+/* Stop @c's printer, waiting up to 5 s.  0, or -EBUSY: stuck in write(). */
+static int stop_printer(struct pk_console *c)
 {
-	if (F.mode != PK_MODE_THREAD)
+	struct printer *p = atomic_load_explicit(&printers[c->slot], memory_order_relaxed);
+	struct timespec until;
+
+	if (!p || !p->running || p->con != c)
+		return 0;
+	atomic_store_explicit(&p->stop, 1, memory_order_release);
+	atomic_fetch_add_explicit(&p->wake, 1, memory_order_release);
+	pk__futex_wake(&p->wake, 1);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	p->running = false;
+	if (pthread_timedjoin_np(p->thread, NULL, &until)) {
+		/* Stuck inside the driver's write(): leave it its own struct. */
+		pthread_detach(p->thread);
+		atomic_store_explicit(&printers[c->slot], NULL, memory_order_release);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static int hook_added(struct pk_console *c)
+{
+	if (F.mode != PK_MODE_THREAD || atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return 0;
 	return start_printer(c);
 }
 
-int pk__flush_console_removing(struct pk_console *c)
+static int hook_removing(struct pk_console *c)
 {
-	struct timespec until;
-
-	if (!c->has_thread)
-		return 0;
-	atomic_store_explicit(&c->thread_stop, 1, memory_order_release);
-	atomic_fetch_add_explicit(&c->wake, 1, memory_order_release);
-	pk__futex_wake(&c->wake, 1);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 5;
-	if (pthread_timedjoin_np(c->thread, NULL, &until)) {
-		/* Stuck inside the driver's write(): leave it be. */
-		pthread_detach(c->thread);
-		c->has_thread = false;
-		return -EBUSY;
-	}
-	c->has_thread = false;
-	return 0;
+	return stop_printer(c);
 }
+
+static void hook_kick(void)
+{
+	pk__flush_kick();
+}
+
+static const struct pk__con_hooks hooks = { hook_added, hook_removing, hook_kick };
 
 /* ---- direct printing: emergency, panic, crash ---- */
 
 static struct pk__con_scratch takeover_scratch;
+static struct pk__con_pos takeover_pos;
 
-/* Has @c still to print records before @target? */
-static bool behind(struct pk_console *c, uint64_t target)
-{
-	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < target;
-}
+/* How long a panic has waited for records in progress, in all. */
+struct panic_wait {
+	uint64_t spent_ns;
+};
 
 /*
  * Print what is pending on @c from this thread at @prio, up to @target
@@ -396,6 +577,16 @@ static bool behind(struct pk_console *c, uint64_t target)
  * An emergency printer stops at the records that were stored when it
  * began: under a flood faster than the console it would otherwise print
  * for ever, the legacy pathology.  Return: records printed.
+ *
+ * After a hostile takeover (or when this thread interrupted itself while
+ * owning the console) the old owner may come back to the console's
+ * position and buffers at any moment: we use private ones, starting where
+ * the console last published its progress, and never touch its own.
+ *
+ * Panic never stops at a record in progress: this thread's own
+ * interrupted record is skipped at once (it can never be finished), other
+ * threads' are waited for PANIC_STALL_NS each and PANIC_STALL_ALL_NS in
+ * all, then skipped; the console reports them as dropped.
  *
  * Two rules the SPIN model (verify/conlock.pml, model 2) found necessary:
  * stop at a record boundary as soon as the console is no longer ours (a
@@ -405,11 +596,15 @@ static bool behind(struct pk_console *c, uint64_t target)
  * (fl:C): our seq_cst release then seq_cst look at the store, against its
  * seq_cst commit then seq_cst look at the owner; one of us sees the other.
  */
-static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, uint64_t target)
+static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, uint64_t target,
+		      struct panic_wait *pw)
 {
 	bool panic = prio == PK_PRIO_PANIC;
+	struct timespec nap = { 0, 100000 };
 	struct pk__con_scratch *scratch;
+	struct pk__con_pos *pos;
 	bool unsafe, atomic, released;
+	enum pk__emit r;
 	int ret, printed = 0;
 
 	do {
@@ -426,15 +621,40 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 				pk__own_release(&c->own, tid);
 			break;
 		}
-		/* After a takeover the console's own buffers may still be in use. */
-		scratch = unsafe ? &takeover_scratch : NULL;
+		scratch = NULL;
+		pos = &c->pos;
+		if (unsafe) {
+			scratch = &takeover_scratch;
+			pos = &takeover_pos;
+			pk__con_pos_init(pos, atomic_load_explicit(&c->next_seq,
+								   memory_order_acquire));
+		}
+		if (panic) {
+			pos->rd.skip_seq = pk__self_inflight();
+			pos->rd.stall_limit_ns = pw->spent_ns < PANIC_STALL_ALL_NS ? PANIC_STALL_NS : 0;
+		}
 		atomic = c->ops->write_atomic != NULL;
-		while (pk__own_owner(&c->own) == tid && behind(c, target) &&
-		       pk__con_emit(c, scratch, atomic) != PK_EMIT_NONE)
-			printed++;
+		while (pk__own_owner(&c->own) == tid && pk__con_behind(c, target)) {
+			r = pk__con_emit(c, pos, scratch, atomic, tid);
+			if (r == PK_EMIT_PRINTED)
+				printed++;
+			if (r == PK_EMIT_PRINTED || r == PK_EMIT_SKIPPED)
+				continue;
+			if (r == PK_EMIT_LOST || !panic)
+				break;
+			/* Nothing readable: caught up, or a record in progress. */
+			if (!pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) ||
+			    pw->spent_ns >= 4 * PANIC_STALL_ALL_NS)
+				break;
+			nanosleep(&nap, NULL);
+			pw->spent_ns += 100000;
+			if (pw->spent_ns >= PANIC_STALL_ALL_NS)
+				pos->rd.stall_limit_ns = 0;	/* skip the rest at once */
+		}
 		/* LMM(fl:C) */
 		released = ret >= 0 && pk__own_release(&c->own, tid);
-	} while (released && !pk__panicking_other(tid) && behind(c, target) && pk__con_pending(c));
+	} while (released && !pk__panicking_other(tid) && pk__con_behind(c, target) &&
+		 pk__con_pending(c));
 	return printed;
 }
 
@@ -443,6 +663,7 @@ int pk__flush_direct(enum pk__prio prio)
 	uint32_t tid = pk__tid();
 	bool panic = prio == PK_PRIO_PANIC;
 	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__g.ring);
+	struct panic_wait pw = { 0 };
 	struct pk_console *c;
 	int i, printed = 0;
 
@@ -450,7 +671,7 @@ int pk__flush_direct(enum pk__prio prio)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		printed += direct_one(c, tid, prio, target);
+		printed += direct_one(c, tid, prio, target, &pw);
 		pk__con_put(i);
 	}
 	atomic_fetch_add_explicit(&F.direct_records, (uint64_t)printed, memory_order_relaxed);
@@ -465,49 +686,110 @@ int pk__flush_direct(enum pk__prio prio)
 
 /* ---- the entry points ---- */
 
-void pk__flush_after_store(int level, uint64_t seq)
+/* Must a caller whose record no console prints take part anyway? */
+static bool must_take_part(uint64_t seq)
 {
-	uint32_t tid;
-	enum pk__cl_result r;
+	/* LMM(fl:D) */
+	if (atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) <= seq)
+		return true;
+	/* LMM(fl:E) */
+	return seq - atomic_load_explicit(&F.low_water, memory_order_relaxed) >= F.lag_limit;
+}
 
-	(void)seq;
-	if (!pk__con_count())
-		return;
-	if (pk__panicking())
-		return;		/* the panicking thread prints everything */
-	if (pk__self.emergency) {
-		pk__flush_direct(PK_PRIO_EMERGENCY);
-		return;
+/*
+ * Thread mode, a filtered record stored far ahead of the slowest console:
+ * help the printers by passing over filtered records (never writing:
+ * callers do not print in this mode).  The flood's producers pay for it.
+ */
+static uint64_t con_help_skip(struct pk_console *c, uint64_t tid)
+{
+	if (pk__own_try(&c->own, (uint32_t)tid)) {
+		pk__con_skip_filtered(c, (uint32_t)tid);
+		pk__own_release(&c->own, (uint32_t)tid);
 	}
-	if (level >= pk__con_max_loglevel())
-		return;		/* no console prints it: nothing to do now */
-	tid = pk__tid();
-	switch (F.mode) {
+	return 0;
+}
+
+static void print_as_mode(uint32_t tid)
+{
+	enum pk__cl_result r;
+	struct stint st = { false, 0, UINT64_MAX, 0 };
+
+	switch (mode_now()) {
 	case PK_MODE_THREAD:
 		wake_printers();
 		return;
 	case PK_MODE_LEGACY:
 		r = pk__cl_lock_legacy(&F.lock, tid);
 		if (r == PK_CL_OWNER)
-			console_unlock(false, 0);
+			console_unlock(&st);
 		return;
 	case PK_MODE_HANDOFF:
 	default:
 		r = pk__cl_lock_spinning(&F.lock, tid, SPIN_NS, WAIT_NS);
+		st.handoff = true;
+		st.budget_ns = F.rescue_running ? F.budget_ns : 0;
 		if (r == PK_CL_OWNER)
-			console_unlock(true, F.budget_ns);
+			console_unlock(&st);
 		return;
 	}
 }
 
+void pk__flush_after_store(int level, uint64_t seq)
+{
+	int cancel;
+
+	if (!pk__con_count())
+		return;
+	if (pk__panicking())
+		return;		/* the panicking thread prints everything */
+	if (pk__self.in_console) {
+		/*
+		 * Stored from inside a console's write(): printed later, by
+		 * another call chain (the holder leaves it to the rescue
+		 * thread; printer threads go on anyway).
+		 */
+		if (seq < pk__self.recurse_seq)
+			pk__self.recurse_seq = seq;
+		if (mode_now() == PK_MODE_THREAD)
+			wake_printers();
+		return;
+	}
+	if (level >= pk__con_max_loglevel()) {
+		if (!must_take_part(seq))
+			return;	/* no console prints it: nothing to do now */
+		if (mode_now() == PK_MODE_THREAD &&
+		    seq - atomic_load_explicit(&F.low_water, memory_order_relaxed) >=
+			    4 * F.lag_limit) {
+			each_console(con_help_skip, pk__tid());
+			update_low_water();
+		}
+	}
+	/* A cancelled thread must never leave a console or the lock held. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	if (pk__self.emergency)
+		pk__flush_direct(PK_PRIO_EMERGENCY);
+	else
+		print_as_mode(pk__tid());
+	pthread_setcancelstate(cancel, NULL);
+}
+
 void pk__flush_kick(void)
 {
-	if (pk__panicking())
+	int cancel;
+
+	if (pk__panicking() || pk__self.in_console)
 		return;
-	if (F.mode == PK_MODE_THREAD)
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	if (mode_now() == PK_MODE_THREAD) {
 		wake_printers();
-	else if (pk__cl_trylock(&F.lock, pk__tid(), false))
-		console_unlock(F.mode == PK_MODE_HANDOFF, F.budget_ns);
+	} else if (pk__cl_trylock(&F.lock, pk__tid(), false)) {
+		struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
+
+		st.budget_ns = st.handoff && F.rescue_running ? F.budget_ns : 0;
+		console_unlock(&st);
+	}
+	pthread_setcancelstate(cancel, NULL);
 }
 
 int pk__flush_max_loglevel(void)
@@ -538,23 +820,35 @@ static uint64_t progress_sum(void)
 }
 
 /*
- * Wait until every console reached @target.  @timeout_ms < 0: no limit;
- * @stall_ms > 0: give up after that long without progress.
+ * Wait until every console reached @target, printing like any holder
+ * (handing over to a waiter, passing the rest on at the deadline).
+ * @timeout_ms < 0: no limit; @stall_ms > 0: give up after that long
+ * without progress.  Return: 0 or -ETIMEDOUT.
  */
 static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
 {
 	struct timespec nap = { 0, 500000 };
 	uint64_t t0 = pk__now_ns(), last_t = t0, last_p = progress_sum(), p, now;
+	uint64_t deadline = timeout_ms >= 0 ? t0 + (uint64_t)timeout_ms * 1000000ull : 0;
 	uint32_t tid = pk__tid();
+	int cancel, ret;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	for (;;) {
-		if (caught_up(target))
-			return 0;
-		if (F.mode == PK_MODE_THREAD || pk__panicking()) {
+		if (caught_up(target)) {
+			ret = 0;
+			break;
+		}
+		if (mode_now() == PK_MODE_THREAD || pk__panicking()) {
 			wake_printers();
 		} else if (pk__cl_trylock(&F.lock, tid, false)) {
-			console_unlock(false, 0);
-			continue;
+			struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, target, deadline };
+
+			console_unlock(&st);
+		}
+		if (caught_up(target)) {
+			ret = 0;
+			break;
 		}
 		now = pk__now_ns();
 		p = progress_sum();
@@ -562,12 +856,15 @@ static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
 			last_p = p;
 			last_t = now;
 		}
-		if (timeout_ms >= 0 && now - t0 >= (uint64_t)timeout_ms * 1000000ull)
-			return -ETIMEDOUT;
+		ret = -ETIMEDOUT;
+		if (deadline && now >= deadline)
+			break;
 		if (stall_ms > 0 && now - last_t >= (uint64_t)stall_ms * 1000000ull)
-			return -ETIMEDOUT;
+			break;
 		nanosleep(&nap, NULL);
 	}
+	pthread_setcancelstate(cancel, NULL);
+	return ret;
 }
 
 int pk_flush(int timeout_ms)
@@ -576,7 +873,7 @@ int pk_flush(int timeout_ms)
 
 	if (ret < 0)
 		return ret == -ENODEV ? 0 : ret;
-	if (pk__cl_held_by(&F.lock, pk__tid()))
+	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return -EDEADLK;	/* called from inside a console write */
 	pk__ring_finalize_last(&pk__g.ring);
 	return flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
@@ -586,26 +883,72 @@ static void exit_flush(void)
 {
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
 		return;
-	if (pk__cl_held_by(&F.lock, pk__tid()))
+	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
 	pk__ring_finalize_last(&pk__g.ring);
-	/* As long as the consoles make progress, wait: nothing pending is lost. */
-	flush_until(pk__ring_next_seq(&pk__g.ring), -1, EXIT_STALL_MS);
+	/*
+	 * While the consoles make progress, wait, but not for ever: a console
+	 * that logs on every write, or a storm from threads still running,
+	 * must not keep the process from exiting.
+	 */
+	flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+}
+
+static void stop_rescue(void)
+{
+	if (!F.rescue_running)
+		return;
+	atomic_store_explicit(&F.rescue_stop, 1, memory_order_release);
+	atomic_fetch_add_explicit(&F.rescue_wake, 1, memory_order_release);
+	pk__futex_wake(&F.rescue_wake, 1);
+	pthread_join(F.rescue_thread, NULL);
+	F.rescue_running = false;
+}
+
+/*
+ * The library is being unloaded (dlclose of a plugin that links it
+ * statically) or the process is exiting: no thread of ours may run its
+ * code any more.  Callers print for themselves from now on.
+ */
+__attribute__((destructor)) static void flush_fini(void)
+{
+	struct pk_console *c;
+	int i;
+
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+		return;
+	if (pk__self.in_console)
+		return;
+	atomic_store_explicit(&F.threads_stopped, 1, memory_order_relaxed);
+	stop_rescue();
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		stop_printer(c);
+		pk__con_put(i);
+	}
 }
 
 int pk__flush_init(const struct pk_config *cfg)
 {
 	const char *spec = cfg->consoles ? cfg->consoles : "stderr";
+	uint64_t n;
 	int ret;
 
 	memset(&F, 0, sizeof(F));
 	F.mode = cfg->mode;
 	F.budget_ns = (uint64_t)cfg->print_budget_us * 1000ull;
-	if (F.mode == PK_MODE_HANDOFF && F.budget_ns) {
-		ret = start_thread(&F.budget_thread, budget_main, NULL);
+	n = pk__g.ring.desc_mask + 1;
+	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
+	atomic_store_explicit(&F.low_water, pk__g.attach_seq, memory_order_relaxed);
+	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	pk__con_set_hooks(&hooks);
+	if (F.mode != PK_MODE_THREAD) {
+		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
 		if (ret)
 			return -ret;
-		F.budget_running = true;
+		F.rescue_running = true;
 	}
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
 		pk_console_register_spec(spec);
@@ -622,14 +965,8 @@ int pk__flush_init(const struct pk_config *cfg)
 
 void pk__flush_shutdown(void)
 {
-	flush_until(pk__ring_next_seq(&pk__g.ring), -1, EXIT_STALL_MS);
-	if (F.budget_running) {
-		atomic_store_explicit(&F.budget_stop, 1, memory_order_release);
-		atomic_fetch_add_explicit(&F.budget_wake, 1, memory_order_release);
-		pk__futex_wake(&F.budget_wake, 1);
-		pthread_join(F.budget_thread, NULL);
-		F.budget_running = false;
-	}
+	flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+	stop_rescue();
 	pk__con_unregister_all();
 	pk__cl_reset(&F.lock);
 }
@@ -637,6 +974,8 @@ void pk__flush_shutdown(void)
 void pk__flush_atfork_prepare(void)
 {
 	pk__con_atfork_prepare();
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
+		F.fork_head = pk__ring_next_seq(&pk__g.ring);
 }
 
 void pk__flush_atfork_parent(void)
@@ -647,12 +986,21 @@ void pk__flush_atfork_parent(void)
 void pk__flush_atfork_child(void)
 {
 	struct pk_console *c;
+	struct printer *p;
 	int i;
 
 	pk__cl_reset(&F.lock);
-	pk__con_atfork_child();
-	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
+		pk__con_atfork_child(0);
 		return;
+	}
+	/*
+	 * The parent prints its own records, those before the fork included:
+	 * the child's consoles start at the head as of the fork.
+	 */
+	pk__con_atfork_child(F.fork_head);
+	atomic_store_explicit(&F.low_water, F.fork_head, memory_order_relaxed);
 	/*
 	 * A private store was copied with the records other threads were
 	 * writing; those threads did not survive fork(), so retire their
@@ -661,9 +1009,16 @@ void pk__flush_atfork_child(void)
 	if (pk__g.mem_fd < 0)
 		pk__ring_recover(&pk__g.ring);
 	/* Threads do not survive fork(): start this process's own. */
-	if (F.budget_running) {
-		atomic_store_explicit(&F.budget_stop, 0, memory_order_relaxed);
-		F.budget_running = start_thread(&F.budget_thread, budget_main, NULL) == 0;
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		p = atomic_load_explicit(&printers[i], memory_order_relaxed);
+		if (p)
+			p->running = false;
+	}
+	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
+		return;
+	if (F.rescue_running) {
+		atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
+		F.rescue_running = start_thread(&F.rescue_thread, rescue_main, NULL) == 0;
 	}
 	if (F.mode != PK_MODE_THREAD)
 		return;

@@ -37,13 +37,4 @@ int pk__flush_max_loglevel(void);
 /* Handoff mode: is a caller waiting for the console lock?  (tests, bench) */
 bool pk__flush_waiter_present(void);
 
-struct pk_console;
-/* A console was registered (thread mode starts its printer).  0 or -errno. */
-int pk__flush_console_added(struct pk_console *c);
-/*
- * A console is about to go (thread mode stops its printer, waiting up to
- * 5 s).  Return: 0, or -EBUSY if the printer is stuck inside write().
- */
-int pk__flush_console_removing(struct pk_console *c);
-
 #endif /* PK_FLUSH_H */

@@ -31,7 +31,27 @@ struct pk__thread {
 	bool printer;		/* a libprintk printer thread */
 	uint8_t open_level;
 	uint64_t open_seq;
+	/*
+	 * Inside a console's write() on this thread (nesting depth), and the
+	 * first record stored from there since this thread began printing:
+	 * such records are printed later, never from the same call chain.
+	 */
+	int in_console;
+	uint64_t recurse_seq;
+	/*
+	 * Records this thread is writing right now (a signal handler may
+	 * store while its thread is mid-record): the store writes the seq
+	 * here as soon as it takes one, so a crash handler on this thread
+	 * knows which records it left in progress and can never finish.
+	 */
+	unsigned wdepth;
+	uint64_t wseq[4];
 };
+
+#define PK__NO_SEQ UINT64_MAX
+
+/* The lowest seq this thread left in progress, or PK__NO_SEQ. */
+uint64_t pk__self_inflight(void);
 
 extern PK__TLS struct pk__thread pk__self;
 

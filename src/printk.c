@@ -236,7 +236,8 @@ static void refuse(void)
 int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seqp)
 {
 	struct pk_ring_meta m;
-	uint64_t seq;
+	uint64_t *slot, seq = PK__NO_SEQ;
+	unsigned depth;
 	int ret;
 
 	if (len > PK_RECORD_MAX) {
@@ -253,10 +254,32 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	m.level = (uint8_t)level;
 	m.facility = (uint8_t)pk__g.cfg.facility;
 	m.flags = (uint16_t)flags;
-	ret = pk__ring_write(&pk__g.ring, &m, text, (uint32_t)len, (flags & PK_REC_NOEOL) != 0, &seq);
+	/*
+	 * Announce the record to a crash handler on this thread before the
+	 * store takes its seq; a handler nested deeper than the slots has
+	 * its records waited for like other threads' (bounded).
+	 */
+	depth = pk__self.wdepth;
+	slot = depth < PK__ARRAY_SIZE(pk__self.wseq) ? &pk__self.wseq[depth] : &seq;
+	*(volatile uint64_t *)slot = PK__NO_SEQ;
+	*(volatile unsigned *)&pk__self.wdepth = depth + 1;
+	ret = pk__ring_write(&pk__g.ring, &m, text, (uint32_t)len, (flags & PK_REC_NOEOL) != 0, slot);
+	seq = *slot;
+	*(volatile unsigned *)&pk__self.wdepth = depth;
 	if (seqp)
 		*seqp = seq;
 	return ret;
+}
+
+uint64_t pk__self_inflight(void)
+{
+	uint64_t min = PK__NO_SEQ;
+	unsigned i, n = pk__self.wdepth;
+
+	for (i = 0; i < n && i < PK__ARRAY_SIZE(pk__self.wseq); i++)
+		if (pk__self.wseq[i] < min)
+			min = pk__self.wseq[i];
+	return min;
 }
 
 int pk_vprintk(int level, const char *fmt, va_list ap)
@@ -326,8 +349,15 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	if (cont && pk__self.open_valid) {
 		uint64_t open_seq = pk__self.open_seq;
 
+		unsigned depth = pk__self.wdepth;
+
+		/* In progress while extended: see pk__store(). */
+		if (depth < PK__ARRAY_SIZE(pk__self.wseq))
+			*(volatile uint64_t *)&pk__self.wseq[depth] = open_seq;
+		*(volatile unsigned *)&pk__self.wdepth = depth + 1;
 		ret = pk__ring_extend(&pk__g.ring, open_seq, buf, (uint32_t)len,
 				      (flags & PK_REC_NOEOL) != 0);
+		*(volatile unsigned *)&pk__self.wdepth = depth;
 		if (ret == 0) {
 			seq = open_seq;
 			goto stored;
@@ -364,6 +394,9 @@ int pk_printk(int level, const char *fmt, ...)
 void pk_shutdown(void)
 {
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+		return;
+	/* From inside a console's write(): it would free the console under us. */
+	if (pk__self.in_console)
 		return;
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_shutdown();

@@ -270,7 +270,7 @@ static void test_config_env(void **state)
 	assert_int_equal(cfg.mode, PK_MODE_HANDOFF);
 	assert_int_equal(cfg.console_loglevel, 7);
 	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
-	assert_int_equal(cfg.print_budget_us, 0);
+	assert_int_equal(cfg.print_budget_us, PK_PRINT_BUDGET_DEFAULT_US);
 	setenv("PK_BUFFER_SIZE", "2g", 1);
 	pk_config_init(&cfg);
 	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
@@ -305,7 +305,7 @@ static void test_lazy_init(void **state)
 	assert_int_equal(st.stored, 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_order_single_thread, setup, teardown),
@@ -321,5 +321,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lazy_init, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }

@@ -81,7 +81,8 @@ struct pk_config {
 	const char *buffer_path;	/* NULL: anonymous memory; else a file */
 	enum pk_mode mode;
 	int console_loglevel;		/* print records with level < this */
-	unsigned print_budget_us;	/* handoff: 0 = unbounded, as Linux 4.16 */
+	unsigned print_budget_us;	/* handoff: 0 = unbounded, as Linux 4.16;
+					   default PK_PRINT_BUDGET_DEFAULT_US */
 	unsigned flags;			/* PK_CFG_* */
 	int default_level;		/* level of a message that names none */
 	int facility;			/* syslog facility stored with records */
@@ -89,6 +90,7 @@ struct pk_config {
 };
 
 #define PK_BUFFER_SIZE_DEFAULT	(1u << 20)
+#define PK_PRINT_BUDGET_DEFAULT_US 20000u	/* handoff: 20 ms, see README "Guarantees" */
 #define PK_BUFFER_SIZE_MIN	(16u << 10)
 #define PK_BUFFER_SIZE_MAX	((size_t)1 << 30)
 
