@@ -8,6 +8,7 @@
  * owner.  Every case runs in every mode, in a forked child with a hang
  * bound, and checks the text the consoles got, before any pk_flush().
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -636,6 +637,34 @@ static void test_old_owner_silent_after_takeover(void **state)
 	}
 }
 
+/* ---- dlclose of a plugin that runs libprintk's threads ---- */
+
+static void dlclose_child(enum pk_mode mode)
+{
+	int (*run)(int);
+	void *h = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+	struct timespec ts = { 0, 300000000 };
+
+	TU_CHECK(h != NULL);
+	run = (int (*)(int))dlsym(h, "plugin_run");
+	TU_CHECK(run && run((int)mode) == 0);
+	TU_CHECK(dlclose(h) == 0);
+	/* A thread of the unloaded copy would crash the host by now. */
+	nanosleep(&ts, NULL);
+	_exit(0);
+}
+
+static void test_dlclose_plugin(void **state)
+{
+	unsigned m;
+
+	(void)state;
+	if (tu_sanitized_address() || tu_sanitized_thread())
+		skip();	/* the sanitizer runtimes are not in the plugin */
+	for (m = 0; m < 3; m++)
+		expect_exit0("dlclose", modes[m], in_child("dlclose", modes[m], dlclose_child, NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -648,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_fork_shared_store),
 		cmocka_unit_test(test_filtered_flood_counts_nothing_dropped),
 		cmocka_unit_test(test_old_owner_silent_after_takeover),
+		cmocka_unit_test(test_dlclose_plugin),
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
