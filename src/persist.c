@@ -78,12 +78,18 @@
  * file must be a regular file no larger than the largest region; the
  * header (magic, version, geometry, offsets) must describe a region of
  * exactly the file's size (pk__ring_attach reads each field once); the
- * sequence bounds must be ordered (first_seq <= clear_seq <= seq_head) and
- * lpos_head 8-aligned.  Records are validated one by one by the reader
- * (pk__ring_read).  Truncating a file while it is mapped is outside what
- * the library can defend against without a SIGBUS handler, which is the
- * program's to install (pkmsg does): the reader maps only the size it
- * validated.
+ * sequence bounds must be ordered (first_seq <= clear_seq <= seq_head),
+ * seq_head no higher than PK_RING_SEQ_LIMIT (2^62 below 2^64: no store
+ * gets there, and beyond it the numbering could wrap) and lpos_head
+ * 8-aligned.  A header that fails is refused like any invalid store, for
+ * writers and readers alike, so that absurd bounds can neither make every
+ * write fail nor send a reader round the whole seq space.  Descriptors
+ * are not trusted either: pk__ring_recover(), run at every exclusive
+ * open, makes each one consistent with the header.  Records are
+ * validated one by one by the reader (pk__ring_read).  Truncating a file
+ * while it is mapped is outside what the library can defend against
+ * without a SIGBUS handler, which is the program's to install (pkmsg
+ * does): the reader maps only the size it validated.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -168,7 +174,7 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, const char **w
 	clear = atomic_load_explicit(&h->clear_seq, memory_order_relaxed);
 	head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
 	lpos = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
-	if (first > clear || clear > head || (lpos & 7)) {
+	if (first > clear || clear > head || head > PK_RING_SEQ_LIMIT || (lpos & 7)) {
 		*why = "corrupt store header (sequence bounds)";
 		return -EINVAL;
 	}
@@ -217,22 +223,19 @@ static int reserve(int fd, size_t size)
 
 /*
  * Start afresh with no other writer alive, continuing the numbering.
- * Each step leaves a valid header, so a kill in between is harmless.
+ * Each step leaves a valid header, so a kill in between is harmless
+ * (the next exclusive open's pk__ring_recover() finishes the descriptors).
  */
 static void clear_store(struct pk_ring *ring)
 {
 	struct pk_ring_hdr *h = ring->h;
-	uint64_t head = pk__ring_clear(ring);
 
-	h->first_seq = head;
+	pk__ring_restart(ring);
 	/* Relaxed: no writer runs; readers treat counters as statistics. */
 	atomic_store_explicit(&h->lost, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->reserve_failed, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->truncated, 0, memory_order_relaxed);
 	atomic_store_explicit(&h->refused, 0, memory_order_relaxed);
-	/* Records before first_seq are dead to readers: wipe their text. */
-	memset((void *)ring->desc, 0, (size_t)(ring->desc_mask + 1) * 8);
-	memset((void *)ring->data, 0, (size_t)ring->data_size);
 }
 
 /* Make this process the store's current (exclusive) opener. */

@@ -15,7 +15,15 @@
  *   2  text length (bits 15..0), level (23..16), facility (31..24),
  *      flags (47..32)
  *   3  tid (bits 31..0), checksum (63..32)
- *   4  pid of the storing process (bits 31..0; 63..32 zero)
+ *   4  pid of the storing process (bits 31..0), header check (63..32)
+ *
+ * The checksum covers all five words and the text.  The header check
+ * covers the header fields alone (seq, ts_ns, word 2, tid, pid) and is
+ * never 0, so that a filtered read can trust a record's level and pid
+ * without reading its text; in blocks written before it existed those
+ * bits are 0 and such a block is validated whole.  (Older readers mix
+ * word 4 whole into the checksum, which the writer does too: the format
+ * version did not change.)
  *
  * A descriptor packs three things into one atomic word, so that a writer
  * claims and commits it with a single compare-and-swap and nobody can ever
@@ -32,7 +40,9 @@
  * from lpos_head (valid records are always less than D <= 2^30 behind).
  *
  * Record states:
- *   FREE      never used (the zeroed descriptor)
+ *   FREE      never used: pk__ring_format() leaves each descriptor FREE
+ *             with the seq one lap (N) before the first seq that will use
+ *             it, which reads as older than that seq (see SEQ ARITHMETIC)
  *   RESERVED  a writer owns the record and is writing it
  *   OPEN      committed, but the text did not end a line: the owner may
  *             still extend it (pk_cont).  Invisible to live readers.
@@ -43,6 +53,7 @@
  * WRITING (pk__ring_write)
  *
  *   A  seq  = fetch_add(seq_head, 1)        gapless, wait-free
+ *   S  *seqp = seq, for a signal handler on this thread to see
  *   B  lpos = fetch_add(lpos_head, size)    wait-free
  *   C  CAS desc[seq % N]: older seq -> (seq, lpos, RESERVED)
  *   D  release fence; relaxed stores of the block words
@@ -84,13 +95,49 @@
  * for stall_limit_ns while later records exist, or falls more than N/2
  * behind seq_head, the reader gives up on it and moves on (counted as a
  * jump in seq).  A post-mortem reader (the writers are gone) skips RESERVED
- * records at once and reads OPEN ones, which hold committed text.
+ * records at once and reads OPEN ones, which hold committed text; a live
+ * reader does the same for the one record named by its skip_seq.
+ *
+ * FILTERED READING (pk__ring_read_filtered)
+ *
+ * R1-R2 as above; R3 loads the five header words only.  If the header
+ * check is present and the filter rejects the record's level or pid, the
+ * reader goes on to R4 and accepts the skip iff the descriptor is
+ * unchanged, the block intact, the block seq is r and the header check
+ * matches; otherwise (a torn header) the record counts as lost.  A record
+ * the filter passes, or one without a header check, is read whole as in
+ * R3-R5 and filtered afterwards.
+ *
+ * SEQ ARITHMETIC
+ *
+ * Full 64-bit seqs are compared as numbers: from a valid header
+ * (seq_head <= PK_RING_SEQ_LIMIT) they cannot wrap.  A descriptor holds
+ * only the low 32 bits, compared as a signed 32-bit difference, which is
+ * right as long as the two seqs are less than 2^31 apart.  The seqs that
+ * meet at descriptor i are its current seq field and a seq r = i mod N
+ * that a writer or reader holds (r >= first_seq, r < seq_head + N).  The
+ * field is the newest seq = i (mod N) that claimed the descriptor, or if
+ * none did yet, its first use - N (written by pk__ring_format and
+ * pk__ring_restart, and by pk__ring_recover over whatever a file held).
+ * Every seq = i (mod N) below seq_head was handed out and its writer
+ * claims the descriptor unless a newer one did, so the field trails
+ * seq_head by one lap plus one lap per writer stalled between A and C on
+ * that descriptor, far less than 2^31, except for a writer stalled there
+ * for about 2^31 records: the ABA case below.  (Descriptors used to
+ * start zeroed: for a first seq whose low 32 bits lie in [2^31 + 1, 2^32)
+ * a zero read as "newer" and every write failed.)
  *
  * MEMORY ORDERING (labels in the code: LMM(name))
  *
  *   write:A  seq_cst RMW.  Pairs with write:F's seq_cst load and with
  *            write:G (see "finalization" below).  Its only other duty is to
  *            hand out distinct numbers, for which relaxed would do.
+ *   write:S  volatile store of the seq to the caller's *seqp, then a
+ *            seq_cst signal fence (a compiler barrier).  Pairs with a
+ *            signal handler on the same thread (a crash handler reading
+ *            the caller's in-flight seq): the store is emitted before the
+ *            descriptor CAS write:C, so a handler that finds the record
+ *            claimed also finds its seq.  No other thread reads it.
  *   write:B  relaxed RMW: only needs to hand out disjoint space.  Its
  *            ordering before the block stores is provided by write:D.
  *   write:C  relaxed CAS.  The block stores that follow are ordered after
@@ -113,7 +160,9 @@
  *            OPEN and finalizes it, or s-1 sees seq_head > s and finalizes
  *            itself.  Without it an OPEN record could stay invisible for
  *            ever although newer records exist.
- *   read:A   acquire load of the descriptor (pairs with write:E).
+ *   read:A   acquire load of the descriptor (pairs with write:E).  A
+ *            filtered skip relies on it as a full read does: the header
+ *            words it loads are those the committer stored.
  *   read:B   relaxed loads of lpos_head before copying: a hint only; the
  *            decisive check is read:D.
  *   read:C   acquire fence after the block loads (pairs with write:D).
@@ -191,6 +240,21 @@ static inline uint64_t mix(uint64_t h, uint64_t w)
 
 static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
 
+/* The header check (word 4, bits 63..32): never 0, which means "none". */
+static inline uint32_t hdr_check(uint64_t seq, uint64_t ts, uint64_t hw2, uint32_t tid,
+				 uint32_t pid)
+{
+	uint32_t c = fold(mix(mix(mix(mix(mix(0x13198a2e03707344ull, seq), ts), hw2), tid), pid));
+
+	return c ? c : 1;
+}
+
+/* Does @f let a record of @level stored by @pid through? */
+static inline bool filter_pass(const struct pk_ring_filter *f, unsigned level, uint32_t pid)
+{
+	return (int)level < f->max_level && (!f->pid || pid == f->pid);
+}
+
 static inline _Atomic uint64_t *word_at(const struct pk_ring *ring, uint64_t lpos, uint64_t i)
 {
 	return &ring->data[((lpos >> 3) + i) & ring->word_mask];
@@ -224,11 +288,28 @@ static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr 
 	ring->word_mask = ring->data_size / 8 - 1;
 }
 
+/*
+ * Make every descriptor FREE with the seq one lap before the first seq
+ * >= @from that will use it: it reads as older than that seq.
+ */
+static void desc_reset(struct pk_ring *ring, uint64_t from)
+{
+	uint64_t n = ring->desc_mask + 1, i, use;
+
+	for (i = 0; i < n; i++) {
+		use = from + ((i - from) & ring->desc_mask);
+		/* Relaxed: no writer runs; readers never look below first_seq. */
+		atomic_store_explicit(&ring->desc[i], desc_make(use - n, 0, DS_FREE),
+				      memory_order_relaxed);
+	}
+}
+
 void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq)
 {
 	struct pk_ring_hdr *h = mem;
 	size_t size = pk__ring_region_size(data_log2);
 	struct timespec mono, real;
+	struct pk_ring ring;
 
 	memset(mem, 0, size);
 	h->magic = PK_RING_MAGIC;
@@ -248,10 +329,8 @@ void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq)
 	atomic_init(&h->seq_head, first_seq);
 	atomic_init(&h->lpos_head, 0);
 	atomic_init(&h->clear_seq, first_seq);
-	/*
-	 * Descriptors start FREE with seq field 0.  For a first_seq that is not
-	 * 0 mod 2^32 this reads as "a long-past seq", which is what FREE means.
-	 */
+	view_init(&ring, mem, h);
+	desc_reset(&ring, first_seq);
 }
 
 int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size)
@@ -354,10 +433,12 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 		      const struct pk_ring_meta *m, const char *text, uint32_t len)
 {
 	uint64_t hw2 = hw2_make(len, m);
+	uint64_t hw4 = (uint64_t)m->pid |
+		       (uint64_t)hdr_check(seq, m->ts_ns, hw2, m->tid, m->pid) << 32;
 	uint64_t h = mix(mix(mix(0x243f6a8885a308d3ull, seq), m->ts_ns), hw2);
 	uint32_t i, nw = text_words(len);
 
-	h = mix(mix(h, m->tid), (uint64_t)m->pid);
+	h = mix(mix(h, m->tid), hw4);
 	for (i = 0; i < nw; i++) {
 		uint64_t w = 0;
 
@@ -373,7 +454,7 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 	atomic_store_explicit(word_at(ring, lpos, 2), hw2, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 3), (uint64_t)m->tid | (uint64_t)fold(h) << 32,
 			      PK_MO_FENCED_STORE);
-	atomic_store_explicit(word_at(ring, lpos, 4), (uint64_t)m->pid, PK_MO_FENCED_STORE);
+	atomic_store_explicit(word_at(ring, lpos, 4), hw4, PK_MO_FENCED_STORE);
 }
 
 /* Commit @claimed as OPEN or FINAL.  0, or -ENOBUFS if overrun meanwhile. */
@@ -403,6 +484,14 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 
 	/* LMM(write:A) */
 	seq = atomic_fetch_add_explicit(&h->seq_head, 1, memory_order_seq_cst);
+	if (seqp) {
+		/*
+		 * LMM(write:S): before the claim (write:C), as a signal handler
+		 * interrupting this thread sees it.
+		 */
+		*(volatile uint64_t *)seqp = seq;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
 	/* LMM(write:B) */
 	lpos = atomic_fetch_add_explicit(&h->lpos_head, size, memory_order_relaxed);
 
@@ -427,9 +516,6 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	/* LMM(write:D) */
 	pk__fence_release();
 	put_block(ring, lpos, seq, meta, text, len);
-
-	if (seqp)
-		*seqp = seq;
 	return commit(ring, seq, claimed, open);
 }
 
@@ -506,6 +592,7 @@ void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring,
 	rd->postmortem = postmortem;
 	rd->stall_limit_ns = 1000000000ull;
 	rd->stall_seq = UINT64_MAX;
+	rd->skip_seq = UINT64_MAX;
 	rd->next = pk__ring_oldest(ring, true);
 }
 
@@ -528,6 +615,8 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 
 	if (lo < h->first_seq)
 		lo = h->first_seq;
+	if (lo > head)
+		lo = head;	/* a corrupt header: nothing is older than the head */
 	if (head - lo > n)
 		lo = head - n;
 	for (r = lo; r < head; r++) {
@@ -544,16 +633,27 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 	return r;
 }
 
-/* Copy and validate record @r described by @d.  true if @out holds it. */
-static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out)
+/* What read_block() made of a record. */
+enum { BLK_LOST = -1, BLK_FILTERED = 0, BLK_READ = 1 };
+
+/*
+ * Validate record @r described by @d and copy it into @out, unless @f
+ * (may be NULL) rejects it: then, if the block carries a header check,
+ * only its header words are read and validated.
+ * Return: BLK_READ (@out holds it), BLK_FILTERED (rejected by @f, intact),
+ * BLK_LOST (overwritten or torn).
+ */
+static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out,
+		      const struct pk_ring_filter *f)
 {
 	_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
-	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h, w, d2;
+	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h = 0, w, d2;
 	uint32_t len, i, nw;
+	bool skip;
 
 	/* LMM(read:B) */
 	if (!block_intact(ring, desc_off(d), &lpos))
-		return false;
+		return BLK_LOST;
 	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), PK_MO_FENCED_LOAD);
 	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
 	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
@@ -561,22 +661,32 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
 	hw4 = atomic_load_explicit(word_at(ring, lpos, 4), PK_MO_FENCED_LOAD);
 	len = (uint32_t)(hw2 & 0xffff);
 	if (hw0 != r || len > PK_RING_TEXT_MAX)
-		return false;
-	h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3), hw4);
-	nw = text_words(len);
-	for (i = 0; i < nw; i++) {
-		w = atomic_load_explicit(word_at(ring, lpos, 5 + i), PK_MO_FENCED_LOAD);
-		h = mix(h, w);
-		memcpy(out->text + i * 8, &w, 8);
+		return BLK_LOST;
+	/* Without a header check the text must be read to validate anything. */
+	skip = f && (hw4 >> 32) && !filter_pass(f, (unsigned)(hw2 >> 16) & 7, (uint32_t)hw4);
+	if (!skip) {
+		h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3),
+			hw4);
+		nw = text_words(len);
+		for (i = 0; i < nw; i++) {
+			w = atomic_load_explicit(word_at(ring, lpos, 5 + i), PK_MO_FENCED_LOAD);
+			h = mix(h, w);
+			memcpy(out->text + i * 8, &w, 8);
+		}
 	}
 	/* LMM(read:C) */
 	pk__fence_acquire();
 	/* LMM(read:D) */
 	d2 = atomic_load_explicit(dp, memory_order_relaxed);
 	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
-		return false;
+		return BLK_LOST;
+	if (skip) {
+		if (hdr_check(hw0, hw1, hw2, (uint32_t)hw3, (uint32_t)hw4) != (uint32_t)(hw4 >> 32))
+			return BLK_LOST;	/* a torn header: not to be trusted */
+		return BLK_FILTERED;
+	}
 	if (fold(h) != (uint32_t)(hw3 >> 32))
-		return false;
+		return BLK_LOST;
 	out->text[len] = '\0';
 	out->len = len;
 	out->seq = r;
@@ -586,10 +696,38 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
 	out->meta.level = (uint8_t)((hw2 >> 16) & 7);
 	out->meta.facility = (uint8_t)(hw2 >> 24);
 	out->meta.flags = (uint16_t)(hw2 >> 32);
-	return true;
+	if (f && !filter_pass(f, out->meta.level, out->meta.pid))
+		return BLK_FILTERED;	/* a block without a header check */
+	return BLK_READ;
 }
 
-int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
+/* Copy and validate record @r described by @d.  true if @out holds it. */
+static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out)
+{
+	return read_block(ring, r, d, out, NULL) == BLK_READ;
+}
+
+/*
+ * A record in progress at @r (FREE, RESERVED or OPEN): may the reader
+ * stop and wait for it?  Not if it was told the record cannot finish, nor
+ * once it stalled stall_limit_ns on it with later records stored.
+ */
+static bool stall(struct pk_ring_reader *rd, uint64_t r, uint64_t head)
+{
+	uint64_t t;
+
+	if (rd->postmortem || r == rd->skip_seq || head - r > (rd->ring->desc_mask + 1) / 2)
+		return false;
+	t = now_ns();
+	if (rd->stall_seq != r) {
+		rd->stall_seq = r;
+		rd->stall_since_ns = t;
+	}
+	return t - rd->stall_since_ns < rd->stall_limit_ns || head <= r + 1;
+}
+
+static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
+		     const struct pk_ring_filter *f, uint64_t *skipped)
 {
 	const struct pk_ring *ring = rd->ring;
 	uint64_t n = ring->desc_mask + 1;
@@ -600,8 +738,10 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 	 * vanished records one stall at a time.
 	 */
 	uint64_t first = ring->h->first_seq;
-	uint64_t head, r = rd->next, d, t;
-	unsigned st;
+	uint64_t head, r = rd->next, d;
+	unsigned st, passed = 0;
+	bool done;
+	int ret;
 
 	for (;;) {
 		head = atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
@@ -613,6 +753,10 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 		}
 		if (head - r > n)
 			r = head - n;	/* the descriptor ring lapped us */
+		if (passed >= PK_RING_SKIP_BATCH) {
+			rd->next = r;
+			return -EAGAIN;
+		}
 		/* LMM(read:A) */
 		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
 		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0) {
@@ -620,43 +764,48 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 			continue;
 		}
 		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
-		if (st == DS_FINAL || (st == DS_OPEN && rd->postmortem)) {
-			if (copy_record(ring, r, d, out)) {
-				rd->next = r + 1;
-				return 1;
-			}
-			r++;		/* overwritten or torn: lost */
-			continue;
-		}
 		if (st >= DS_LOST) {
 			r++;		/* retired, or a state no writer makes: lost */
 			continue;
 		}
 		/*
-		 * In progress: FREE (unclaimed), RESERVED or OPEN.  Post mortem,
-		 * a RESERVED descriptor whose block validates is committed text
-		 * whose extension was cut short (or a record complete but for
-		 * its commit): show it.
+		 * Committed text: FINAL, or OPEN when nobody can extend it any
+		 * more.  A RESERVED record's block, when nobody can finish it,
+		 * is committed text whose extension was cut short, or a record
+		 * complete but for its commit, if it validates.
 		 */
-		if (rd->postmortem && st == DS_RESERVED && copy_record(ring, r, d, out)) {
-			rd->next = r + 1;
-			return 1;
-		}
-		if (rd->postmortem || head - r > n / 2) {
-			r++;
+		done = rd->postmortem || r == rd->skip_seq;
+		if (st == DS_FINAL || (done && st != DS_FREE)) {
+			ret = read_block(ring, r, d, out, f);
+			if (ret == BLK_READ) {
+				rd->next = r + 1;
+				return 1;
+			}
+			if (ret == BLK_FILTERED && skipped)
+				(*skipped)++;
+			r++;		/* filtered, or overwritten or torn: lost */
+			if (f)
+				passed++;
 			continue;
 		}
-		t = now_ns();
-		if (rd->stall_seq != r) {
-			rd->stall_seq = r;
-			rd->stall_since_ns = t;
-		} else if (t - rd->stall_since_ns >= rd->stall_limit_ns && head > r + 1) {
-			r++;		/* abandoned: its writer stopped mid-way */
-			continue;
+		/* In progress: FREE (unclaimed), RESERVED or OPEN. */
+		if (stall(rd, r, head)) {
+			rd->next = r;
+			return 0;
 		}
-		rd->next = r;
-		return 0;
+		r++;			/* given up on: counted as lost */
 	}
+}
+
+int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
+{
+	return read_next(rd, out, NULL, NULL);
+}
+
+int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
+			   const struct pk_ring_filter *f, uint64_t *skipped)
+{
+	return read_next(rd, out, f, skipped);
 }
 
 /* Is there something for a reader at @seq to do (a record or a gap)? */
@@ -797,27 +946,57 @@ uint64_t pk__ring_clear(struct pk_ring *ring)
 	return head > cur ? head : cur;
 }
 
+uint64_t pk__ring_restart(struct pk_ring *ring)
+{
+	struct pk_ring_hdr *h = ring->h;
+	uint64_t head = pk__ring_clear(ring);
+
+	/*
+	 * Plain store: no writer runs, and a follower in another process
+	 * only clamps its position to it (pk__ring_read).
+	 */
+	h->first_seq = head;
+	desc_reset(ring, head);
+	/* Records before first_seq are dead to readers: wipe their text. */
+	memset((void *)ring->data, 0, (size_t)ring->data_size);
+	return head;
+}
+
 uint64_t pk__ring_recover(struct pk_ring *ring)
 {
 	struct pk_ring_rec scratch;
 	struct pk_ring_hdr *h = ring->h;
 	uint64_t n = ring->desc_mask + 1, retired = 0;
 	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
-	uint64_t lo = h->first_seq, r, d;
+	uint64_t first = h->first_seq, i, next, r, d;
 	unsigned st;
 
-	if (head - lo > n)
-		lo = head - n;	/* also catches head < first_seq: a corrupt header */
-	for (r = lo; r != head; r++) {
-		_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
+	if (first > head)
+		first = head;	/* a corrupt header (persist.c refuses it) */
+	for (i = 0; i < n; i++) {
+		_Atomic uint64_t *dp = &ring->desc[i];
 
 		/*
+		 * The next seq to use descriptor i, and the last one handed
+		 * out for it (r), if that one belongs to this region.
 		 * Relaxed throughout: the caller guarantees no writer runs, and
 		 * readers in other processes validate every record they copy.
 		 */
+		next = head + ((i - head) & ring->desc_mask);
+		r = next - n;
 		d = atomic_load_explicit(dp, memory_order_relaxed);
-		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0)
-			continue;		/* a newer record owns the slot */
+		if (next - first < n) {
+			/*
+			 * Never used since first_seq: it must read as older than
+			 * its next use.  It does unless the file was damaged or a
+			 * restart was cut short (its old zeroed descriptors).
+			 */
+			if ((int32_t)(desc_seq(d) - (uint32_t)next) >= 0)
+				atomic_store_explicit(dp, desc_make(r, 0, DS_FREE),
+						      memory_order_relaxed);
+			continue;
+		}
+		/* A field newer than r is damage: nothing newer was handed out. */
 		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
 		if (st == DS_OPEN) {
 			/* Committed text nobody can extend any more. */

@@ -11,11 +11,30 @@
  * Synchronization table:
  *   pk__ring_write / pk__ring_extend / pk__ring_finalize_last   any thread,
  *       any signal handler, concurrently with everything below
- *   pk__ring_read (one reader struct)    one thread at a time per reader;
- *       any number of reader structs concurrently
+ *   pk__ring_read / pk__ring_read_filtered (one reader struct)   one thread
+ *       at a time per reader; any number of reader structs concurrently
  *   pk__ring_oldest / pk__ring_readable  any thread
  *   pk__ring_clear                       any thread, with everything above
- *   pk__ring_format / pk__ring_recover   while no writer uses the region
+ *   pk__ring_format / pk__ring_recover / pk__ring_restart   while no writer
+ *       uses the region (readers may)
+ *
+ * Sequence numbers are 64-bit and any first seq up to PK_RING_SEQ_LIMIT
+ * works: descriptors compare seqs modulo 2^32 (ringbuf.c, "SEQ
+ * ARITHMETIC"), everything else compares full seqs, which cannot wrap from
+ * there.  A header beyond the limit is corrupt (persist.c refuses it).
+ *
+ * Ordering contract with the layers above (flush.c relies on it):
+ * committing a record (write:E in pk__ring_write and pk__ring_extend, and
+ * the CAS that finalizes an OPEN record, write:F) is a seq_cst RMW of the
+ * record's descriptor, and pk__ring_readable() loads seq_head and that
+ * descriptor seq_cst.  So a store-buffering pattern built on them holds:
+ * if a writer commits and then makes a seq_cst access X (flush.c: load the
+ * printer's `sleeping` flag, fl:A; try the console lock, fl:B; look at a
+ * console's owner, fl:C), and another thread makes a seq_cst access Y that
+ * conflicts with X (sleeping = 1; unlock; release the console) and then
+ * calls pk__ring_readable(), then the writer sees Y or the other thread
+ * sees the record readable: a record is never left with nobody to print
+ * it.  Weakening either side to acquire/release breaks fl:A-fl:C.
  */
 #ifndef PK_RINGBUF_H
 #define PK_RINGBUF_H
@@ -104,21 +123,67 @@ struct pk_ring_rec {
 	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
 };
 
+/*
+ * A reader's position and policy.  pk__ring_reader_init() sets every
+ * field; the caller may then change these:
+ *   next            the next seq to look at (seek);
+ *   stall_limit_ns  how long a record in progress (seq taken, not yet
+ *                   committed) may stop the reader while later records
+ *                   exist; then it is skipped as lost.  Default 1 s.  0: a
+ *                   record in progress is skipped at once when later
+ *                   records exist (a panic flush that cannot wait);
+ *   skip_seq        a record the caller knows can never be finished: the
+ *                   caller's own thread was interrupted while writing it
+ *                   (a crash handler, see pk__ring_write's @seq).  If the
+ *                   reader finds it in progress it does not wait: it
+ *                   returns what of it is committed text (an OPEN record,
+ *                   or a RESERVED one whose block validates) and skips it
+ *                   as lost otherwise.  Default UINT64_MAX (none);
+ *   postmortem      the writers are gone: nothing is in progress, every
+ *                   record in progress is treated as skip_seq is.
+ */
 struct pk_ring_reader {
 	const struct pk_ring *ring;
 	uint64_t next;			/* next seq to read */
 	uint64_t stall_seq;		/* seq we found in progress ... */
 	uint64_t stall_since_ns;	/* ... since then */
 	uint64_t stall_limit_ns;	/* skip a record in progress this long */
+	uint64_t skip_seq;		/* never wait for this record */
 	bool postmortem;		/* the writers are gone: nothing is in progress */
 };
+
+/*
+ * Which records a filtered read passes over.  { 8, 0 } passes over
+ * nothing.
+ */
+struct pk_ring_filter {
+	int max_level;		/* records with level >= max_level are skipped
+				   (8: none skipped) */
+	uint32_t pid;		/* non-zero: records stored by another pid are skipped */
+};
+
+/* Records a filtered read passes over before it lets its caller look up. */
+#define PK_RING_SKIP_BATCH	64u
+
+/*
+ * The highest seq_head a valid region may hold: 2^62 below 2^64.  No
+ * store gets near it (2^62 records at a billion a second take 146 years),
+ * so a header beyond it is corrupt, and from any valid header the
+ * counters can never come near wrapping around.
+ */
+#define PK_RING_SEQ_LIMIT	(UINT64_MAX - (1ull << 62))
 
 /* Bytes needed for a region whose data ring is 1 << data_log2 bytes. */
 size_t pk__ring_region_size(unsigned data_log2);
 /* The largest data ring that fits in @bytes, or 0 if none does. */
 unsigned pk__ring_data_log2_for(size_t bytes);
 
-/* Initialise @mem (zeroed or not) as an empty region. */
+/*
+ * Initialise @mem (zeroed or not) as an empty region whose first record
+ * will get seq @first_seq (any value up to PK_RING_SEQ_LIMIT).  Every
+ * descriptor starts FREE with a seq field that reads as older than the
+ * first seq that will use it.
+ */
 void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq);
 
 /*
@@ -128,11 +193,29 @@ void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq);
 int pk__ring_attach(struct pk_ring *ring, void *mem, size_t size);
 
 /*
- * Store one record.  @len is clamped to PK_RING_TEXT_MAX by the caller.
+ * pk__ring_write() - store one record.
+ * @len:  clamped to PK_RING_TEXT_MAX by the caller.
  * @open: the text does not end a line; the record stays invisible to
- * readers until finalized so that pk__ring_extend() can add to it.
- * Context: any thread or signal handler; lock-free.
- * Return: 0 with *seq set, or -ENOBUFS if the record was lost.
+ *        readers until finalized so that pk__ring_extend() can add to it.
+ * @seq:  if not NULL, receives the record's seq as soon as it is taken
+ *        (write:A), before the record is claimed, written or committed,
+ *        by a store that a signal handler interrupting this thread sees.
+ *        A caller that sets *@seq = UINT64_MAX before the call lets a
+ *        crash handler on its thread tell which record the thread left in
+ *        progress (reader's skip_seq): UINT64_MAX means none was claimed
+ *        yet (the thread was interrupted before write:A or in the few
+ *        instructions between write:A and this store, when the record's
+ *        descriptor is not claimed: a reader waits stall_limit_ns for it).
+ *
+ * The commit is a seq_cst RMW; with pk__ring_readable()'s seq_cst loads
+ * it forms the store-buffering pairs described at the top of this file
+ * (flush.c fl:A, fl:B, fl:C).
+ *
+ * Context: any thread or signal handler; lock-free (wait-free but for the
+ * descriptor CAS, which retries only when another writer changed it).
+ * Return: 0; -ENOBUFS if the record was lost (overrun by newer records
+ * before it was committed, or its descriptor already taken by a newer
+ * one): *@seq is set all the same.
  */
 int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		   const char *text, uint32_t len, bool open, uint64_t *seq);
@@ -152,10 +235,33 @@ void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring,
 			  bool postmortem);
 
 /*
- * Read the next record into @out.
+ * pk__ring_read() - read the next record into @out.  Records that were
+ * lost (overwritten, torn, retired, or given up on while in progress) are
+ * jumped over: rd->next and out->seq move past them.
+ * Context: one thread at a time per reader; any context where the region
+ * stays mapped.  Bounded: at most one pass over the descriptor ring.
  * Return: 1 record (out->seq may jump over lost ones), 0 nothing more now.
  */
 int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
+
+/*
+ * pk__ring_read_filtered() - pk__ring_read(), but records the filter rejects are
+ * passed over without copying their text: only the descriptor and the block's
+ * header words are read and validated (descriptor unchanged, block intact,
+ * the header's own check word).  A header found torn or overwritten is
+ * treated as lost (a jump), never as filtered.
+ * *skipped (if not NULL) is increased by the number of records passed over
+ * this way, so a caller tells the two apart: of the seqs a call moves over
+ * (from rd->next before it to out->seq, or to rd->next after it), *skipped
+ * grew by the filtered ones and the rest were lost.
+ * @f: NULL filters nothing (then this is pk__ring_read()).
+ * Context: as pk__ring_read().
+ * Return: 1 record in @out; 0 nothing more now; -EAGAIN a batch of
+ * PK_RING_SKIP_BATCH records was passed over and more may follow (call again;
+ * the caller gets a chance to check for a higher-priority owner in between).
+ */
+int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
+			   const struct pk_ring_filter *f, uint64_t *skipped);
 
 /*
  * Oldest seq still in the store; with @after_clear, not before the point
@@ -163,7 +269,16 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
  */
 uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
 
-/* Is there something for a reader at @seq to do now (a record or a gap)? */
+/*
+ * pk__ring_readable() - is there something for a reader at @seq to do now
+ * (a committed record, or a gap: @seq overwritten or retired)?
+ * Its loads of seq_head and of the descriptor are seq_cst: they pair with
+ * the seq_cst commit (write:E) in the store-buffering patterns described
+ * at the top of this file, which flush.c relies on (fl:A, fl:B, fl:C) and
+ * pk__ring_wait() too (wait:A with wake:A).
+ * Context: any thread or signal handler; wait-free.
+ * Return: true if a read at @seq would not stop for lack of a record.
+ */
 bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq);
 
 /*
@@ -209,11 +324,26 @@ uint64_t pk__ring_clear(struct pk_ring *ring);
  * reopened by a new process): finalize OPEN records, which nobody can
  * extend any more, and retire as LOST the records whose writer died before
  * committing (RESERVED, or seq taken but descriptor never claimed), so that
- * live readers skip them at once instead of waiting for them.
+ * live readers skip them at once instead of waiting for them.  Every
+ * other descriptor is made to read as older than the seq that will next
+ * use it, whatever the file held (a hostile file, or a clear cut short),
+ * so that no writer finds its descriptor "taken by a newer record".
  * Context: no writer may run on the region; readers may.
  * Return: the number of records retired (also added to `lost`).
  */
 uint64_t pk__ring_recover(struct pk_ring *ring);
+
+/*
+ * pk__ring_restart() - start the region afresh at its seq_head, continuing
+ * the numbering (PK_BUFFER_CLEAR on a store file): clear_seq and then
+ * first_seq move to seq_head, every descriptor becomes FREE (reading as
+ * older than the seq that will next use it) and the data ring is wiped.
+ * Each step leaves a valid region; one cut short is repaired by
+ * pk__ring_recover().  Counters are the caller's to reset.
+ * Context: no writer may run on the region; readers may.
+ * Return: the new first_seq.
+ */
+uint64_t pk__ring_restart(struct pk_ring *ring);
 
 /* Wake readers sleeping in pk__ring_wait (after a store by any process). */
 void pk__ring_wake(struct pk_ring *ring);
