@@ -286,8 +286,9 @@ static void test_store_stress(void **state)
 		      (unsigned long long)flog.records, (unsigned long long)flog.filtered,
 		      (unsigned long long)flog.again);
 	assert_int_equal(flog.torn, 0);
+	/* About 11 in 16 records are filtered; the plain readers see > 1000. */
 	assert_true(flog.records > 100);
-	assert_true(flog.filtered > 1000);
+	assert_true(flog.filtered > 300);
 	/* Returned: the very record its writer stored there, which passes. */
 	for (s = 0; s < head - BASE; s++) {
 		if (!flog.seen[s])
