@@ -75,6 +75,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "atomics.h"
 #include "conlock.h"
 #include "console/wfd.h"
 #include "consoles.h"
@@ -1014,6 +1015,14 @@ void pk__flush_atfork_child(void)
 		if (p)
 			p->running = false;
 	}
+#ifdef PK_TSAN
+	/*
+	 * ThreadSanitizer cannot start threads in the child of a threaded
+	 * process: there, callers print for themselves, as after unloading.
+	 */
+	atomic_store_explicit(&F.threads_stopped, 1, memory_order_relaxed);
+	F.rescue_running = false;
+#endif
 	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return;
 	if (F.rescue_running) {
