@@ -25,6 +25,12 @@
 
 static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_THREAD };
 static const char *const mode_names[] = { "handoff", "legacy", "thread" };
+static const char *const how_names[] = { "crash", "crash with a stuck console", "hostile takeover",
+					 "crash during a flood", "crash with a broken pipe",
+					 "panic", "exit" };
+
+/* A child that takes longer than this has hung (a hang guard only). */
+#define CHILD_MS 60000
 
 /* The child's libprintk: no default console, crash handler on. */
 static void child_init(enum pk_mode mode, size_t buffer_size)
@@ -102,8 +108,8 @@ static void add_stuck_console(const struct pk_console_ops *ops)
 	if (pipe(never_fd) || !pk_console_register(ops, NULL, -1))
 		_exit(92);
 	pthread_create(&t, NULL, get_stuck, NULL);
-	while (!atomic_load(&inside))
-		usleep(1000);
+	if (!tu_wait_until(atomic_load(&inside), CHILD_MS / 2))
+		_exit(94);
 }
 
 static void *flood(void *arg)
@@ -191,14 +197,15 @@ static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 
 static char *run(enum pk_mode mode, enum how how, int *status, char **text2)
 {
-	char *path = tu_tmp_path("crash"), *path2 = tu_tmp_path("crash2"), *text;
+	char *path = tu_tmp_path("crash"), *path2 = tu_tmp_path("crash2"), *text, what[80];
 	pid_t pid;
 
-	pid = fork();
+	snprintf(what, sizeof(what), "%s, %s mode", how_names[how], mode_names[mode]);
+	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
 		child(mode, how, path, path2);
-	assert_int_equal(waitpid(pid, status, 0), pid);
+	tu_waitpid(pid, status, CHILD_MS, what);
 	text = tu_read_file(path, NULL);
 	assert_non_null(text);
 	if (text2)
@@ -380,6 +387,7 @@ static void run_fork_storm(enum pk_mode mode)
 	pthread_t th[4];
 	int i, st;
 	pid_t pid;
+	char what[64];
 
 	/*
 	 * The child starts its printer threads.  ThreadSanitizer refuses to
@@ -389,7 +397,7 @@ static void run_fork_storm(enum pk_mode mode)
 	 * once in five runs under load).  Both are sanitizer limits.
 	 */
 	if (mode == PK_MODE_THREAD && (tu_sanitized_thread() || tu_sanitized_address()))
-		skip();
+		tu_skip("printer threads in the child of a threaded fork, under a sanitizer");
 	path = tu_tmp_path("fork");
 	pk_config_init(&cfg);
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
@@ -403,13 +411,14 @@ static void run_fork_storm(enum pk_mode mode)
 	for (i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, fork_stormer, NULL);
 	for (i = 0; i < 10; i++) {
-		pid = fork();
+		pid = tu_fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			pk_info("child %d alive\n", i);
 			_exit(pk_flush(20000) == 0 ? 0 : 1);
 		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
+		snprintf(what, sizeof(what), "fork storm, %s mode, child %d", mode_names[mode], i);
+		tu_waitpid(pid, &st, CHILD_MS, what);
 		assert_true(WIFEXITED(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
 	}
@@ -431,7 +440,7 @@ static void test_fork_storm_handoff(void **state) { (void)state; run_fork_storm(
 static void test_fork_storm_legacy(void **state) { (void)state; run_fork_storm(PK_MODE_LEGACY); }
 static void test_fork_storm_thread(void **state) { (void)state; run_fork_storm(PK_MODE_THREAD); }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crash_every_mode),
@@ -446,5 +455,5 @@ int main(void)
 		cmocka_unit_test(test_fork_storm_thread),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }

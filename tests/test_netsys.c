@@ -205,7 +205,7 @@ static void test_real_syslog_daemon(void **state)
 	free(log);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_netconsole_loopback, setup, teardown),
@@ -213,5 +213,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_real_syslog_daemon, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }

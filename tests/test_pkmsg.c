@@ -26,6 +26,8 @@
 #endif
 
 #define STORE_SIZE	(256u << 10)
+/* A child that takes longer than this has hung (a hang guard only). */
+#define CHILD_MS	60000
 #define NMSG		16
 
 static char *g_store;		/* the main store, made once */
@@ -34,11 +36,13 @@ static uint32_t g_tid_b;	/* the tid of its second thread */
 /* Run @argv (argv[0] is the program) with stdout and stderr captured. */
 static int run(const char *const argv[], char **out, char **err)
 {
-	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err");
-	int status, fd;
+	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err"), what[200];
+	int status, fd, i, n = 0;
 	pid_t pid;
 
-	pid = fork();
+	for (i = 0; argv[i] && n < (int)sizeof(what) - 1; i++)
+		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s", i ? " " : "", argv[i]);
+	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		fd = open(opath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
@@ -48,7 +52,7 @@ static int run(const char *const argv[], char **out, char **err)
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_waitpid(pid, &status, CHILD_MS, what);
 	assert_true(WIFEXITED(status));
 	*out = tu_read_file(opath, NULL);
 	*err = tu_read_file(epath, NULL);
@@ -420,7 +424,7 @@ static void test_dropped_line(void **state)
 	pid_t pid;
 
 	(void)state;
-	pid = fork();
+	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		init_store(path, 0);
@@ -429,7 +433,7 @@ static void test_dropped_line(void **state)
 		pk_printk(PK_INFO, "after\n");
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_waitpid(pid, &status, CHILD_MS, "the writer of a store with a gap");
 	assert_int_equal(status, 0);
 	out = PKMSG_OK("-F", path);
 	assert_true(has(out, "] before\n** 2 printk messages dropped **\n["));
@@ -495,13 +499,12 @@ static void test_clear_while_writing(void **state)
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	assert_int_equal(pk_init(&cfg), 0);
 	assert_int_equal(pthread_create(&th, NULL, storm, &w), 0);
-	while (atomic_load(&w.n) < 200)
-		usleep(1000);
+	assert_true(tu_wait_until(atomic_load(&w.n) >= 200, 60000));
 	s0 = next_seq();
 	free(PKMSG_OK("-C", "-F", path));
 	s1 = next_seq();
-	while (atomic_load(&w.n) < s1 + 200 && atomic_load(&w.n) < STORM_MAX)
-		usleep(1000);
+	assert_true(tu_wait_until(atomic_load(&w.n) >= s1 + 200 || atomic_load(&w.n) >= STORM_MAX,
+				  60000));
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
 	out = PKMSG_OK("--stats", "-F", path);
@@ -539,7 +542,7 @@ static pid_t spawn_err(const char *const argv[], int *fd, bool with_err)
 	pid_t pid;
 
 	assert_int_equal(pipe(p), 0);
-	pid = fork();
+	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		dup2(p[1], 1);
@@ -586,7 +589,8 @@ static void stop(pid_t pid, int fd, int sig)
 	int status;
 
 	kill(pid, sig);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_waitpid(pid, &status, CHILD_MS, sig == SIGINT ? "pkmsg -w after SIGINT" :
+						 "pkmsg -W after SIGTERM");
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sig);
 	assert_int_equal(atomic_load(&pk__g.ring.h->waiters), 0);
 	close(fd);
@@ -662,7 +666,7 @@ static void test_follow_truncated(void **state)
 	read_until(fd, buf, sizeof(buf), &len, "] before\n");
 	assert_int_equal(truncate(path, 0), 0);
 	read_until(fd, buf, sizeof(buf), &len, "was truncated while being read");
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	tu_waitpid(pid, &status, CHILD_MS, "pkmsg -w on a store truncated under it");
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 1);
 	close(fd);
@@ -725,7 +729,7 @@ static void test_dmesg_reads_syslog(void **state)
 #endif
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_human),
@@ -744,5 +748,5 @@ int main(void)
 		cmocka_unit_test(test_dmesg_reads_syslog),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return TU_RUN_GROUP(tests, setup, teardown, argc, argv);
 }

@@ -133,11 +133,11 @@ static void test_signal_storm(void **state)
 	pk_shutdown();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_signal_storm),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: MIT
 #include "testutil.h"
 
+#include <errno.h>
+#include <fnmatch.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Which sanitizer this build has: gcc says so with macros, clang with __has_feature. */
@@ -33,13 +41,147 @@ int tu_sanitized_address(void)
 	return TU_ASAN;
 }
 
+double tu_scale(void)
+{
+	const char *e = getenv("PK_TEST_SCALE");
+	double f = e && *e ? atof(e) : 1.0;
+
+	return f > 0 ? f : 1.0;
+}
+
+unsigned tu_scaled(unsigned n)
+{
+	double v = n * tu_scale();
+
+	return v < 1 ? 1 : (unsigned)v;
+}
+
 double tu_seconds(double dflt)
 {
 	const char *e = getenv("PK_TEST_SECONDS");
 
 	if (e && *e)
 		return atof(e);
+	dflt *= tu_scale();
 	return TU_TSAN || TU_ASAN ? dflt / 2 : dflt;
+}
+
+int tu__skipped;
+
+/*
+ * Is case @name selected by the command line?  The cases some pattern
+ * names (all of them if no pattern does), less those a '-' pattern names.
+ */
+static bool selected(const char *name, int argc, char **argv)
+{
+	bool include = false, in = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-')
+			continue;
+		include = true;
+		if (!fnmatch(argv[i], name, 0))
+			in = true;
+	}
+	if (!include)
+		in = true;
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && !fnmatch(argv[i] + 1, name, 0))
+			in = false;
+	return in;
+}
+
+int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
+		 CMFixtureFunction setup, CMFixtureFunction teardown, int argc, char **argv)
+{
+	struct CMUnitTest *sel = calloc(n ? n : 1, sizeof(*sel));
+	size_t i, k = 0;
+	int failed;
+
+	for (i = 0; i < n; i++)
+		if (selected(tests[i].name, argc, argv))
+			sel[k++] = tests[i];
+	if (!k) {
+		fprintf(stderr, "%s: the arguments select none of its %zu cases\n", name, n);
+		free(sel);
+		return 1;
+	}
+	tu__skipped = 0;
+	failed = _cmocka_run_group_tests(name, sel, k, setup, teardown);
+	free(sel);
+	if (failed)
+		return 1;
+	if ((size_t)tu__skipped == k) {
+		fprintf(stderr, "%s: every case skipped\n", name);
+		return TU_SKIP_CODE;
+	}
+	return 0;
+}
+
+pid_t tu_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0) {
+		/* Async-signal-safe calls only: the parent may have threads. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(126);	/* the parent is already gone */
+	}
+	return pid;
+}
+
+void tu_backoff(unsigned *round)
+{
+	struct timespec ts = { 0, 0 };
+
+	if (*round < 10) {
+		sched_yield();
+	} else {
+		ts.tv_nsec = *round < 20 ? 10000 : *round < 30 ? 100000 : 1000000;
+		nanosleep(&ts, NULL);
+	}
+	(*round)++;
+}
+
+pid_t tu_waitpid(pid_t pid, int *status, int timeout_ms, const char *what)
+{
+	uint64_t end = tu_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+#ifdef SYS_pidfd_open
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	int pfd = -1;
+#endif
+	unsigned round = 0;
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0 && tu_now_ns() >= end) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			if (pfd >= 0)
+				close(pfd);
+			fail_msg("%s: child %d still running after %d ms: killed", what, (int)pid,
+				 timeout_ms);
+		}
+		if (pfd >= 0) {
+			struct pollfd p = { pfd, POLLIN, 0 };
+			uint64_t left = (end - tu_now_ns()) / 1000000 + 1;
+
+			poll(&p, 1, left > 1000 ? 1000 : (int)left);
+		} else {
+			tu_backoff(&round);
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (r != pid)
+		fail_msg("%s: waitpid(%d): %s", what, (int)pid, strerror(errno));
+	return r;
 }
 
 uint64_t tu_now_ns(void)

@@ -10,7 +10,17 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-/* Seconds a stress phase runs: PK_TEST_SECONDS, else @dflt (halved under sanitizers). */
+/*
+ * How much longer than `make check` to run: PK_TEST_SCALE (a factor, default
+ * 1; CI sets more).  Stress phases and repeated cases multiply by it.
+ */
+double tu_scale(void);
+/* @n scaled by tu_scale(), at least 1. */
+unsigned tu_scaled(unsigned n);
+/*
+ * Seconds a stress phase runs: PK_TEST_SECONDS, else @dflt times
+ * tu_scale() (halved under sanitizers).
+ */
 double tu_seconds(double dflt);
 /* Built with ThreadSanitizer?  With AddressSanitizer? */
 int tu_sanitized_thread(void);
@@ -63,5 +73,72 @@ size_t tu_count(const char *s, const char *needle);
 			abort();                                                        \
 		}                                                                       \
 	} while (0)
+
+/*
+ * Honest skips.  cmocka's skip() marks a case skipped but the program still
+ * exits 0, which CTest reports as "Passed".  skip() is redefined here to
+ * count, and tu_run_group() exits TU_SKIP_CODE (registered as CTest's
+ * SKIP_RETURN_CODE) when every case it ran was skipped.
+ */
+#define TU_SKIP_CODE 77
+extern int tu__skipped;
+#undef skip
+#define skip() (tu__skipped++, _skip(__FILE__, __LINE__))
+/* Skip the running case, saying why (printf-style). */
+#define tu_skip(...)                                                                    \
+	do {                                                                            \
+		print_message("skipped: " __VA_ARGS__);                                 \
+		print_message("\n");                                                    \
+		skip();                                                                 \
+	} while (0)
+
+/*
+ * tu_run_group() - run the cases of @tests whose names the command line
+ * selects: no arguments, all of them; otherwise each argument is a glob
+ * (fnmatch) that adds the cases it matches, or, after a '-', removes them
+ * ("-test_real_*").  CMake runs one program as several CTest tests this
+ * way, so that a case that may skip is reported on its own.
+ * Return: what main() returns: 0 all passed; 1 a case failed, or the
+ * arguments selected nothing; TU_SKIP_CODE every case run was skipped.
+ */
+int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
+		 CMFixtureFunction setup, CMFixtureFunction teardown, int argc, char **argv);
+#define TU_RUN_GROUP(tests, setup, teardown, argc, argv)                                 \
+	tu_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown, argc, argv)
+
+/*
+ * Children that cannot outlive a failure.  tu_fork() forks a child that
+ * gets SIGKILL when the thread that forked it ends (PR_SET_PDEATHSIG: the
+ * test's own thread, the one that runs cmocka), so a parent that fails or
+ * is killed leaves nothing behind.  In the child it returns 0 like fork();
+ * it only makes async-signal-safe calls there, so it may be used from a
+ * threaded parent.
+ */
+#include <sys/types.h>
+pid_t tu_fork(void);
+/*
+ * tu_waitpid() - wait for child @pid at most @timeout_ms.  A child still
+ * running then is killed (SIGKILL) and reaped, and the running case fails
+ * naming @what, so a hang costs a bounded time instead of the CTest timeout.
+ * Call it from the test's own thread (it may fail the case).
+ * Return: @pid, with its wait status in *@status.
+ */
+pid_t tu_waitpid(pid_t pid, int *status, int timeout_ms, const char *what);
+
+/*
+ * Synchronisation by state: wait until @cond holds, looking again after a
+ * short pause that grows to 1 ms, for at most @timeout_ms (a hang guard,
+ * never a timing assertion).  Evaluates to whether @cond came true.
+ */
+void tu_backoff(unsigned *round);
+#define tu_wait_until(cond, timeout_ms)                                                 \
+	({                                                                              \
+		uint64_t end_ = tu_now_ns() + (uint64_t)(timeout_ms) * 1000000ull;      \
+		unsigned round_ = 0;                                                    \
+		int ok_;                                                                \
+		while (!(ok_ = !!(cond)) && tu_now_ns() < end_)                         \
+			tu_backoff(&round_);                                            \
+		ok_;                                                                    \
+	})
 
 #endif
