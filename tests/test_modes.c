@@ -2,7 +2,10 @@
 /*
  * The flush modes under the storm of the 2017 printk discussion: more
  * threads than cores printing to one slow console.  Assertions are on
- * counts and shares, never on wall-clock times.
+ * what each mode promises whatever the scheduler does (how long one
+ * thread keeps the console while another waits, who may print), never on
+ * wall-clock times or on how the printing was shared out: the shares are
+ * printed, for the reader.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,12 +24,14 @@
 
 static _Atomic int storm_stop;
 static _Atomic uint64_t storm_calls;
+static _Atomic uint32_t stormer_tids[STORMERS];
 
 static void *stormer(void *arg)
 {
 	uint64_t i;
 
-	(void)arg;
+	if (arg)
+		atomic_store((_Atomic uint32_t *)arg, (uint32_t)syscall(SYS_gettid));
 	for (i = 0; !atomic_load(&storm_stop); i++)
 		pk_info("storm record %llu from a thread that prints in a loop, about 80 bytes\n",
 			(unsigned long long)i);
@@ -38,25 +43,76 @@ static void *stormer(void *arg)
 static struct pk_printer_share storm_shares[600];
 static int storm_nshares;
 
-static void storm(double secs)
+/*
+ * Stints: runs of consecutive console writes by one thread, as the capture
+ * console sees them (stint_hook).  The longest, as it stood when the storm
+ * was told to stop.
+ */
+static _Atomic uint32_t stint_tid;
+static _Atomic unsigned stint_len, stint_max, stint_writes;
+static unsigned storm_stint_max;
+
+static void stint_note(void)
+{
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	unsigned n, m;
+
+	atomic_fetch_add(&stint_writes, 1);
+	if (atomic_exchange(&stint_tid, tid) != tid)
+		atomic_store(&stint_len, 0);
+	n = atomic_fetch_add(&stint_len, 1) + 1;
+	m = atomic_load(&stint_max);
+	while (n > m && !atomic_compare_exchange_weak(&stint_max, &m, n))
+		;
+}
+
+static void stint_hook(struct tu_capture *cap)
+{
+	(void)cap;
+	stint_note();
+}
+
+static void stint_reset(void)
+{
+	atomic_store(&stint_tid, 0);
+	atomic_store(&stint_len, 0);
+	atomic_store(&stint_max, 0);
+	atomic_store(&stint_writes, 0);
+}
+
+/*
+ * Storm for @secs seconds or, with @writes, until the console has seen
+ * that many writes (a stint_hook console; however slow the machine).
+ */
+static void storm_for(double secs, unsigned writes)
 {
 	pthread_t t[STORMERS];
 	int i;
 
 	atomic_store(&storm_stop, 0);
 	atomic_store(&storm_calls, 0);
+	stint_reset();
 	for (i = 0; i < STORMERS; i++)
-		pthread_create(&t[i], NULL, stormer, NULL);
-	usleep((useconds_t)(secs * 1e6));
+		pthread_create(&t[i], NULL, stormer, (void *)&stormer_tids[i]);
+	if (writes)
+		assert_true(tu_wait_until(atomic_load(&stint_writes) >= writes, 120000));
+	else
+		usleep((useconds_t)(secs * 1e6));	/* how long the storm lasts */
 	/*
 	 * Who printed during the storm.  Afterwards the backlog (at most one
 	 * store's worth) is drained by whoever holds the console then: that is
 	 * the last-caller problem the handoff budget answers, not the storm.
 	 */
 	storm_nshares = pk_printer_shares(storm_shares, 600);
+	storm_stint_max = atomic_load(&stint_max);
 	atomic_store(&storm_stop, 1);
 	for (i = 0; i < STORMERS; i++)
 		pthread_join(t[i], NULL);
+}
+
+static void storm(double secs)
+{
+	storm_for(secs, 0);
 }
 
 static void init_mode(enum pk_mode mode, unsigned budget_us)
@@ -119,37 +175,49 @@ static void check_complete(struct pk_console *con)
  */
 #define SLOW_US (tu_sanitized_thread() ? 1200u : 120u)
 
-static void test_legacy_one_thread_prints_all(void **state)
+/*
+ * Legacy: whoever holds the console prints until nothing is pending, so
+ * under a storm faster than the console one stint lasts as long as the
+ * storm does.  The invariant: the longest stint grows with the run (a
+ * storm that lasts three times as many console writes has a longer one).
+ * Which thread held it, and how the rest was shared, is printed only.
+ */
+static unsigned legacy_storm(struct tu_capture *cap, unsigned writes)
 {
-	struct tu_capture *cap = tu_capture_new(SLOW_US);
 	struct pk_console *con;
 	unsigned share;
 	int n;
 	bool callers;
 
-	(void)state;
 	init_mode(PK_MODE_LEGACY, 0);
 	con = pk_console_register(&tu_capture_ops, cap, -1);
 	pk_flush_stats_reset();
-	storm(tu_seconds(1.5));
+	storm_for(0, writes);
 	check_complete(con);
 	share = top_share(&n, &callers);
-	print_message("legacy: top printer share %u%% over %d threads\n", share, n);
-	/*
-	 * Under ThreadSanitizer writers are so slow that the holder often meets
-	 * a record still being written, finds nothing readable and leaves (as
-	 * legacy printk does); the record's writer then takes over.  There the
-	 * test is about races, and the share only has to show one dominant
-	 * printer.
-	 */
-	assert_true(share >= (tu_sanitized_thread() ? 50u : 90u));
+	print_message("legacy, a storm of %u console writes: longest stint %u writes, "
+		      "top printer share %u%% over %d threads\n", writes, storm_stint_max, share, n);
 	pk_console_unregister(con);
+	pk_shutdown();
+	return storm_stint_max;
+}
+
+static void test_legacy_stint_grows(void **state)
+{
+	struct tu_capture *cap = tu_capture_new(SLOW_US);
+	unsigned writes = (unsigned)(tu_seconds(0.2) * 1e6 / SLOW_US), short_stint, long_stint;
+
+	(void)state;
+	cap->hook = stint_hook;
+	short_stint = legacy_storm(cap, writes);
+	long_stint = legacy_storm(cap, 3 * writes);
+	assert_true(long_stint > short_stint);
 	tu_capture_free(cap);
 }
 
 /* Handoff: writes of the thread that holds the console while a waiter waits. */
 static _Atomic uint32_t run_tid;
-static _Atomic unsigned run_with_waiter, max_run_with_waiter;
+static _Atomic unsigned run_with_waiter, max_run_with_waiter, writes_with_waiter;
 
 static _Atomic uint64_t run_handoffs;
 
@@ -165,12 +233,14 @@ static void handoff_hook(struct tu_capture *cap)
 	unsigned n, m;
 
 	(void)cap;
+	stint_note();
 	pk_flush_stats_get(&fs);
 	if (atomic_exchange(&run_tid, tid) != tid ||
 	    atomic_exchange(&run_handoffs, fs.handoffs) != fs.handoffs)
 		atomic_store(&run_with_waiter, 0);
 	if (!pk__flush_waiter_present())
 		return;
+	atomic_fetch_add(&writes_with_waiter, 1);
 	n = atomic_fetch_add(&run_with_waiter, 1) + 1;
 	m = atomic_load(&max_run_with_waiter);
 	while (n > m && !atomic_compare_exchange_weak(&max_run_with_waiter, &m, n))
@@ -188,6 +258,8 @@ static void test_handoff_spreads_printing(void **state)
 
 	(void)state;
 	init_mode(PK_MODE_HANDOFF, 0);
+	atomic_store(&writes_with_waiter, 0);
+	atomic_store(&max_run_with_waiter, 0);
 	cap->hook = handoff_hook;
 	con = pk_console_register(&tu_capture_ops, cap, -1);
 	pk_flush_stats_reset();
@@ -196,16 +268,18 @@ static void test_handoff_spreads_printing(void **state)
 	share = top_share(&n, &callers);
 	assert_int_equal(pk_flush_stats_get(&fs), 0);
 	print_message("handoff: top printer share %u%% over %d threads, %llu handoffs, "
-		      "longest run while a waiter waited: %u records\n",
-		      share, n, (unsigned long long)fs.handoffs, atomic_load(&max_run_with_waiter));
-	assert_true(n >= STORMERS / 2);
-	assert_true(share < 60);
-	assert_true(fs.handoffs > 20);
+		      "longest stint %u writes, longest run while a waiter waited: %u writes "
+		      "(%u writes with a waiter)\n",
+		      share, n, (unsigned long long)fs.handoffs, storm_stint_max,
+		      atomic_load(&max_run_with_waiter), atomic_load(&writes_with_waiter));
 	/*
 	 * While another caller waits, the holder finishes the record in hand
 	 * and hands over: at most two writes, that record and the drop notice
-	 * that may precede it.
+	 * that may precede it.  (That a waiter came and the console was
+	 * handed over at all is what makes this say something.)
 	 */
+	assert_true(atomic_load(&writes_with_waiter) > 0);
+	assert_true(fs.handoffs > 0);
 	assert_true(atomic_load(&max_run_with_waiter) <= 2);
 	print_message("handoff: most records one call printed: %llu\n",
 		      (unsigned long long)fs.max_call_records);
@@ -218,7 +292,9 @@ static void test_thread_callers_never_print(void **state)
 	struct tu_capture *cap = tu_capture_new(SLOW_US);
 	struct pk_console *con;
 	struct pk_flush_stats fs;
-	int n;
+	unsigned share;
+	size_t w, writes, by_callers = 0;
+	int i, n;
 	bool callers;
 
 	(void)state;
@@ -227,12 +303,23 @@ static void test_thread_callers_never_print(void **state)
 	pk_flush_stats_reset();
 	storm(tu_seconds(1.0));
 	check_complete(con);
-	top_share(&n, &callers);
+	share = top_share(&n, &callers);
+	print_message("thread: top printer share %u%% over %d threads\n", share, n);
 	assert_int_equal(pk_flush_stats_get(&fs), 0);
 	assert_false(callers);
 	assert_int_equal(n, 1);
 	assert_int_equal(fs.direct_records, 0);
 	assert_true(fs.thread_records > 0);
+	/* Every write the console saw, storm and drain: none by a caller. */
+	pthread_mutex_lock(&cap->lock);
+	writes = cap->writes;
+	for (w = 0; w < cap->writes; w++)
+		for (i = 0; i < STORMERS; i++)
+			if (cap->tids[w] == atomic_load(&stormer_tids[i]))
+				by_callers++;
+	pthread_mutex_unlock(&cap->lock);
+	assert_true(writes > 0);
+	assert_int_equal(by_callers, 0);
 	pk_console_unregister(con);
 	tu_capture_free(cap);
 }
@@ -266,12 +353,7 @@ static void test_handoff_budget(void **state)
 	pk_info("the caller that finds the backlog\n");
 	by_caller = records_by(false);
 	/* Let the printer thread drain it; do not print ourselves. */
-	for (i = 0; i < 3000; i++) {
-		pk_console_stats_get(con, &st);
-		if (st.next_seq == 201)
-			break;
-		usleep(10000);
-	}
+	tu_wait_until((pk_console_stats_get(con, &st), st.next_seq == 201), 60000);
 	assert_int_equal(pk_flush_stats_get(&fs), 0);
 	print_message("budget: %llu deferrals, %d records by the caller, %d by the printer thread\n",
 		      (unsigned long long)fs.budget_deferrals, by_caller, records_by(true));
@@ -328,8 +410,7 @@ static void run_stuck(enum pk_mode mode)
 	bad = pk_console_register(&stuck_ops, NULL, -1);
 	pk_flush_stats_reset();
 	pthread_create(&t, NULL, print_one, NULL);
-	while (!atomic_load(&stuck_inside))
-		usleep(1000);
+	assert_true(tu_wait_until(atomic_load(&stuck_inside), 60000));
 	/* Other callers return: at most one waits the bound, the rest see it stuck. */
 	for (i = 0; i < 20; i++)
 		assert_true(pk_info("caller %d goes on\n", i) > 0);
@@ -343,16 +424,12 @@ static void run_stuck(enum pk_mode mode)
 	if (mode == PK_MODE_THREAD) {
 		/* The other console keeps printing. */
 		assert_int_equal(pk_flush(50), -ETIMEDOUT);
-		for (i = 0; i < 200; i++) {
+		assert_true(tu_wait_until(({
 			text = tu_capture_text(cap);
-			if (strstr(text, "caller 19 goes on")) {
-				free(text);
-				break;
-			}
+			bool there_ = strstr(text, "caller 19 goes on") != NULL;
 			free(text);
-			usleep(10000);
-		}
-		assert_true(i < 200);
+			there_;
+		}), 60000));
 		/* Unregistering it gives up after a bound instead of hanging. */
 		assert_int_equal(pk_console_unregister(bad), -EBUSY);
 		bad = NULL;
@@ -370,8 +447,7 @@ static void run_stuck(enum pk_mode mode)
 	if (bad)
 		assert_int_equal(pk_console_unregister(bad), 0);
 	/* The detached printer may still be on its way out of read(). */
-	while (!atomic_load(&stuck_writes_done))
-		usleep(1000);
+	assert_true(tu_wait_until(atomic_load(&stuck_writes_done), 60000));
 	close(gate[0]);
 	close(gate[1]);
 	tu_capture_free(cap);
@@ -496,6 +572,7 @@ static void run_emergency_storm(enum pk_mode mode)
 	struct pk_console *con;
 	pthread_t t[4], em;
 	char *text, want[32];
+	size_t n, missing = 0;
 	int i;
 
 	init_mode(mode, 0);
@@ -509,14 +586,22 @@ static void run_emergency_storm(enum pk_mode mode)
 		pthread_join(t[i], NULL);
 	check_complete(con);
 	assert_int_equal(pk_console_stats_get(con, &st), 0);
-	assert_int_equal(st.dropped, 0);
 	text = tu_capture_text(cap);
 	for (i = 0; i < 200; i++) {
 		snprintf(want, sizeof(want), "] emergency %d\n", i);
-		assert_non_null(strstr(text, want));
-		assert_null(strstr(strstr(text, want) + 1, want));	/* once */
+		n = tu_count(text, want);
+		assert_true(n <= 1);	/* never twice */
+		missing += n == 0;
 	}
 	free(text);
+	/*
+	 * The pacing keeps the console ahead of the storm on an idle machine,
+	 * but a busy one may leave it behind: an emergency record overwritten
+	 * before its turn is then in a drop notice, never silently gone.
+	 */
+	print_message("emergency storm: %zu of 200 emergency records missing, %llu records "
+		      "dropped\n", missing, (unsigned long long)st.dropped);
+	assert_true(missing <= st.dropped);
 	pk_console_unregister(con);
 	tu_capture_free(cap);
 }
@@ -568,10 +653,10 @@ static void run_unregister_storm(enum pk_mode mode)
 static void test_unregister_storm_handoff(void **state) { (void)state; run_unregister_storm(PK_MODE_HANDOFF); }
 static void test_unregister_storm_thread(void **state) { (void)state; run_unregister_storm(PK_MODE_THREAD); }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_legacy_one_thread_prints_all, teardown),
+		cmocka_unit_test_teardown(test_legacy_stint_grows, teardown),
 		cmocka_unit_test_teardown(test_handoff_spreads_printing, teardown),
 		cmocka_unit_test_teardown(test_thread_callers_never_print, teardown),
 		cmocka_unit_test_teardown(test_handoff_budget, teardown),
@@ -590,5 +675,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_unregister_storm_thread, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }
