@@ -2,12 +2,24 @@
 /*
  * fuzz_store - libFuzzer target for the store file reader and validator.
  *
- * An input is either
- *   - a store file, byte for byte (anything not starting with RECIPE), or
- *   - RECIPE, then records to store through the ring's writer into a fresh
- *     minimal region, then byte patches to apply to it: this reaches the
- *     record validation and the renderings with arbitrary text, which a
- *     mutated file rarely does because every block carries a checksum.
+ * Two modes:
+ *
+ *   file mode (the default): an input is a store file, byte for byte, and
+ *     the check is that nothing crashes, hangs or trips a sanitizer, and
+ *     that what the reader returns is bounded and terminated.
+ *
+ *   recipe mode (PK_FUZZ_MODE=recipe, or an input starting with RECIPE):
+ *     the input drives the ring's writer (records of chosen lengths,
+ *     levels, flags, texts, extensions of open records) into a fresh
+ *     minimal region, then patches bytes of the result.  On top of the
+ *     file mode's checks it has a property: every record the reader
+ *     returns is byte for byte (text and metadata) something the writer
+ *     stored under that seq, in increasing seq order, so that anything
+ *     else is reported as lost by a jump in seq.  Without patches, the
+ *     reader must return every record the ring still holds: all seqs from
+ *     the first it returns to the last written, each in its final state.
+ *     A mutated file rarely gets past the block checksums; a recipe puts
+ *     arbitrary text and metadata behind valid checksums, then breaks them.
  *
  * The bytes go into a memfd, opened by path (/proc/self/fd/N) through the
  * public pk_reader_open_file(): the same open, fstat, mmap, validation and
@@ -15,13 +27,20 @@
  * that validates is then also opened as a writer (pk__persist_open: the
  * recovery of dead writers' records, then new records stored on top of
  * the hostile contents) and read again.
+ *
+ * Built without libFuzzer (PK_FUZZ_REPLAY), main() runs the inputs named
+ * on the command line (files, or directories of them) and, with
+ * --random N, N recipes made from a fixed seed: the property test of
+ * `make check` (verify/CMakeLists.txt).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format.h"
@@ -41,13 +60,114 @@ static const unsigned formats[] = {
 
 static char line[PK_FORMAT_MAX];
 
-static void read_store(const char *path, uint64_t seek)
+/* ---- what the recipe's writer stored ----------------------------------- */
+
+/*
+ * One state of one record: its seq, metadata and text as stored.  An
+ * extension stores the longer text in a new block and the old block may
+ * survive, so every state counts as written.
+ */
+struct state {
+	uint64_t seq;
+	struct pk_ring_meta meta;
+	uint32_t len;
+	uint32_t off;		/* of the text in `arena` */
+};
+
+#define MAX_STATES	8192
+#define ARENA_SIZE	(8u << 20)
+
+static struct state states[MAX_STATES];
+static char arena[ARENA_SIZE];
+
+struct model {
+	unsigned n;		/* states */
+	uint32_t used;		/* arena bytes */
+	uint64_t head;		/* seqs written: 0 .. head-1 */
+	bool patched;		/* some patch changed a byte */
+};
+
+static _Noreturn void violation(const char *what, const struct pk_record *rec)
+{
+	fprintf(stderr, "fuzz_store: property violated: %s: seq %llu level %d facility %d "
+		"flags %#x tid %u pid %u ts %llu len %zu\n", what, (unsigned long long)rec->seq,
+		rec->level, rec->facility, rec->flags, rec->tid, rec->pid,
+		(unsigned long long)rec->ts_ns, rec->len);
+	abort();
+}
+
+static bool add_state(struct model *mo, uint64_t seq, const struct pk_ring_meta *m,
+		      const char *text, uint32_t len)
+{
+	struct state *s;
+
+	if (mo->n == MAX_STATES || ARENA_SIZE - mo->used < len)
+		return false;
+	s = &states[mo->n++];
+	s->seq = seq;
+	s->meta = *m;
+	s->len = len;
+	s->off = mo->used;
+	memcpy(arena + mo->used, text, len);
+	mo->used += len;
+	return true;
+}
+
+/* The newest state of @seq, or NULL. */
+static const struct state *last_state(const struct model *mo, uint64_t seq)
+{
+	unsigned i = mo->n;
+
+	while (i--)
+		if (states[i].seq == seq)
+			return &states[i];
+	return NULL;
+}
+
+static bool same(const struct state *s, const struct pk_record *rec)
+{
+	return s->seq == rec->seq && s->len == rec->len && s->meta.ts_ns == rec->ts_ns &&
+	       s->meta.tid == rec->tid && s->meta.pid == rec->pid && s->meta.level == rec->level &&
+	       s->meta.facility == rec->facility && s->meta.flags == rec->flags &&
+	       !memcmp(arena + s->off, rec->text, rec->len);
+}
+
+/*
+ * Check one record the reader returned against what was written; @prev is
+ * the seq of the one before (UINT64_MAX: none).
+ */
+static void check_record(const struct model *mo, const struct pk_record *rec, uint64_t prev)
+{
+	const struct state *last = last_state(mo, rec->seq);
+	unsigned i;
+
+	if (prev != UINT64_MAX && rec->seq <= prev)
+		violation("seq did not increase", rec);
+	if (!last)
+		violation("a seq the writer never stored", rec);
+	if (!mo->patched) {
+		/* Nothing was changed: the record in its final state, no gaps. */
+		if (prev != UINT64_MAX && rec->seq != prev + 1)
+			violation("a record skipped in an intact store", rec);
+		if (!same(last, rec))
+			violation("not the record's final state in an intact store", rec);
+		return;
+	}
+	for (i = 0; i < mo->n; i++)
+		if (same(&states[i], rec))
+			return;
+	violation("neither written nor reported lost", rec);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static void read_store(const char *path, uint64_t seek, const struct model *mo)
 {
 	struct pk_format_opts fo = { 0 };
 	struct pk_store_info info;
 	struct pk_record rec;
 	struct pk_reader *r;
-	uint64_t expect;
+	uint64_t expect, last = UINT64_MAX;
 	size_t i, n;
 	int k = 0;
 
@@ -62,9 +182,12 @@ static void read_store(const char *path, uint64_t seek)
 	while (k++ < MAX_RECORDS && pk_reader_next(r, &rec) == 1) {
 		if (rec.seq > expect)
 			pk__format_dropped(line, sizeof(line), rec.seq - expect, PK_FMT_HUMAN);
-		expect = rec.seq + 1;
 		if (rec.len > PK_RECORD_MAX || strlen(rec.text) > rec.len)
 			abort();	/* the reader promised a bounded, terminated text */
+		if (mo)
+			check_record(mo, &rec, last);
+		last = rec.seq;
+		expect = rec.seq + 1;
 		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
 			fo.fmt = formats[i];
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
@@ -72,6 +195,13 @@ static void read_store(const char *path, uint64_t seek)
 				abort();
 		}
 		fo.prev_ts_ns = rec.ts_ns;
+	}
+	/* Intact: the reader got to the end of what was written. */
+	if (mo && !mo->patched && mo->head && last != mo->head - 1) {
+		fprintf(stderr, "fuzz_store: property violated: intact store of %llu records read "
+			"up to seq %lld only\n", (unsigned long long)mo->head,
+			last == UINT64_MAX ? -1ll : (long long)last);
+		abort();
 	}
 	pk_reader_wait(r, 0);	/* read-only: polls once, never sleeps */
 	pk_reader_close(r);
@@ -99,10 +229,10 @@ static void write_store(const char *path, size_t size)
 		pk__ring_extend(&ring, seq, " more", 5, false);
 	}
 	pk__persist_close(mem, msize, fd);
-	read_store(path, UINT64_MAX);
+	read_store(path, UINT64_MAX, NULL);
 }
 
-static void run_file(const uint8_t *data, size_t size, uint64_t seek)
+static void run_file(const uint8_t *data, size_t size, uint64_t seek, const struct model *mo)
 {
 	char path[64];
 	int fd = memfd_create("fuzz_store", MFD_CLOEXEC);
@@ -112,7 +242,7 @@ static void run_file(const uint8_t *data, size_t size, uint64_t seek)
 	if (size && write(fd, data, size) != (ssize_t)size)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	read_store(path, seek);
+	read_store(path, seek, mo);
 	{
 		struct pk_reader *r = pk_reader_open_file(path);
 
@@ -124,51 +254,237 @@ static void run_file(const uint8_t *data, size_t size, uint64_t seek)
 	close(fd);
 }
 
-/* RECIPE: [n records: level, flags, len, text...] 0xff [patches: off16, xor]. */
+/* ---- recipes ------------------------------------------------------------ */
+
+/* Bytes of generated text: every byte value, from a tiny generator. */
+static void gen_text(char *buf, uint32_t len, uint64_t key)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		key = key * 6364136223846793005ull + 1442695040888963407ull;
+		buf[i] = (char)(key >> 56);
+	}
+}
+
+/*
+ * A recipe: records, then 0xff, then patches.
+ *
+ *   record  3 bytes, then the text if it is literal:
+ *           [0] level (bits 2..0), facility (7..3)
+ *           [1] flags (3..0); 0x30 set: extend the newest record instead
+ *               of storing one; 0x40: leave it open; 0x80: generated text
+ *               (from the recipe position) instead of literal bytes
+ *           [2] length / 5 (capped at PK_RING_TEXT_MAX; literal text at
+ *               what is left of the input)
+ *   patch   3 bytes: offset (16 bits, little-endian, modulo the region
+ *           size), a byte to XOR there
+ */
 static void run_recipe(const uint8_t *p, size_t size)
 {
 	static uint64_t mem[(PK_RING_HDR_SIZE + (8u << (PK_RING_MIN_DATA_LOG2 - PK_RING_DESC_SHIFT)) +
 			     (1u << PK_RING_MIN_DATA_LOG2)) / 8];
-	const uint8_t *end = p + size;
+	static char gen[PK_RING_TEXT_MAX];
+	const uint8_t *start = p, *end = p + size;
+	struct model mo = { 0 };
 	struct pk_ring ring;
-	struct pk_ring_meta m = { 0 };
+	struct pk_ring_meta m = { .pid = 4200 };
+	const struct state *st;
+	const char *text;
 	uint64_t seq = 0, ts = 1000;
 	size_t total = pk__ring_region_size(PK_RING_MIN_DATA_LOG2);
 	unsigned len, off;
+	bool stored = false;
+	char *joined;
 
 	pk__ring_format(mem, PK_RING_MIN_DATA_LOG2, 0);
 	if (pk__ring_attach(&ring, mem, total) < 0)
 		abort();
 	while (end - p >= 3 && p[0] != 0xff) {
 		len = p[2] * 5u;
-		if (len > (size_t)(end - p - 3))
-			len = (unsigned)(end - p - 3);
+		if (len > PK_RING_TEXT_MAX)
+			len = PK_RING_TEXT_MAX;
+		if (p[1] & 0x80) {
+			gen_text(gen, len, (uint64_t)(p - start) * 0x9e3779b97f4a7c15ull + p[2]);
+			text = gen;
+		} else {
+			if (len > (size_t)(end - p - 3))
+				len = (unsigned)(end - p - 3);
+			text = (const char *)p + 3;
+		}
 		m.level = p[0] & 7;
 		m.facility = p[0] >> 3;
 		m.flags = p[1] & 0x0f;
 		m.tid = p[1];
 		m.ts_ns = ts += p[2] * 1234567ull;
-		if ((p[1] & 0x30) == 0x30)
-			pk__ring_extend(&ring, seq, (const char *)p + 3, len, p[1] & 0x40);
-		else
-			pk__ring_write(&ring, &m, (const char *)p + 3, len, p[1] & 0x40, &seq);
-		p += 3 + len;
+		if ((p[1] & 0x30) == 0x30) {
+			st = stored ? last_state(&mo, seq) : NULL;
+			if (pk__ring_extend(&ring, seq, text, len, p[1] & 0x40) == 0) {
+				/* What it holds now: the old text and the new. */
+				if (!st || st->len + len > PK_RING_TEXT_MAX)
+					abort();	/* extended what it could not have */
+				joined = malloc(st->len + len + 1);
+				memcpy(joined, arena + st->off, st->len);
+				memcpy(joined + st->len, text, len);
+				if (!add_state(&mo, seq, &st->meta, joined, st->len + len))
+					mo.patched = true;	/* model full: property only */
+				free(joined);
+			}
+		} else if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
+			stored = true;
+			if (!add_state(&mo, seq, &m, text, len))
+				mo.patched = true;
+		}
+		p += (p[1] & 0x80) ? 3 : 3 + len;
 	}
+	mo.head = pk__ring_next_seq(&ring);
 	if (end - p >= 1)
 		p++;
 	for (; end - p >= 3; p += 3) {
 		off = ((unsigned)p[0] | (unsigned)p[1] << 8) % total;
 		((uint8_t *)mem)[off] ^= p[2];
+		if (p[2])
+			mo.patched = true;
 	}
-	run_file((const uint8_t *)mem, total, UINT64_MAX);
+	run_file((const uint8_t *)mem, total, UINT64_MAX, &mo);
+}
+
+static bool recipe_mode;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *e = getenv("PK_FUZZ_MODE");
+
+	(void)argc;
+	(void)argv;
+	recipe_mode = e && !strcmp(e, "recipe");
+	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	if (recipe_mode) {
+		run_recipe(data, size);
+		return 0;
+	}
 	if (size >= sizeof(RECIPE) - 1 && !memcmp(data, RECIPE, sizeof(RECIPE) - 1)) {
 		run_recipe(data + sizeof(RECIPE) - 1, size - (sizeof(RECIPE) - 1));
 		return 0;
 	}
-	run_file(data, size, size ? data[size - 1] : UINT64_MAX);
+	run_file(data, size, size ? data[size - 1] : UINT64_MAX, NULL);
 	return 0;
 }
+
+#ifdef PK_FUZZ_REPLAY
+/* ---- replay without libFuzzer ------------------------------------------- */
+
+static unsigned runs;
+
+static void run_path(const char *path)
+{
+	struct stat st;
+	size_t n;
+	uint8_t *buf;
+	FILE *f;
+
+	if (stat(path, &st)) {
+		perror(path);
+		exit(2);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		struct dirent **ents;
+		char sub[4096];
+		int i, k = scandir(path, &ents, NULL, alphasort);
+
+		for (i = 0; i < k; i++) {
+			if (ents[i]->d_name[0] != '.') {
+				snprintf(sub, sizeof(sub), "%s/%s", path, ents[i]->d_name);
+				run_path(sub);
+			}
+			free(ents[i]);
+		}
+		free(ents);
+		return;
+	}
+	f = fopen(path, "rb");
+	buf = malloc((size_t)st.st_size + 1);
+	if (!f || !buf) {
+		perror(path);
+		exit(2);
+	}
+	n = fread(buf, 1, (size_t)st.st_size, f);
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, n);
+	free(buf);
+	runs++;
+}
+
+/*
+ * A random recipe: a few dozen records of random levels, flags and
+ * lengths (literal or generated text, some open, some extensions), and
+ * patches on one run out of two.
+ */
+static size_t random_recipe(uint8_t *buf, size_t cap, uint64_t *s)
+{
+	size_t n = 0, i, j, len, nrec, npatch;
+	uint8_t b0, b1;
+
+#define RND() (*s = *s * 6364136223846793005ull + 1442695040888963407ull, (unsigned)(*s >> 33))
+	nrec = RND() % 60;
+	for (i = 0; i < nrec && n + 3 + 5 * 255 < cap; i++) {
+		b0 = (uint8_t)RND();
+		b1 = (uint8_t)RND();
+		if (b0 == 0xff)
+			b0 = 0x7f;	/* 0xff there would end the records */
+		len = RND() % 4 ? RND() % 40 : RND() % 256;
+		if (!(b1 & 0x80) && len > PK_RING_TEXT_MAX / 5)
+			len = PK_RING_TEXT_MAX / 5;	/* all of it text */
+		buf[n++] = b0;
+		buf[n++] = b1;
+		buf[n++] = (uint8_t)len;
+		if (!(b1 & 0x80))
+			for (j = 0; j < len * 5; j++)
+				buf[n++] = (uint8_t)RND();
+	}
+	buf[n++] = 0xff;
+	npatch = RND() % 2 ? RND() % 8 + 1 : 0;
+	for (i = 0; i < npatch && n + 3 <= cap; i++) {
+		buf[n++] = (uint8_t)RND();
+		buf[n++] = (uint8_t)RND();
+		buf[n++] = (uint8_t)(RND() | 1);
+	}
+	return n;
+#undef RND
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t buf[16384];
+	uint64_t seed = 0x5eed;
+	unsigned i, nrandom = 0;
+	int a;
+
+	LLVMFuzzerInitialize(&argc, &argv);
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--random") && a + 1 < argc) {
+			nrandom = (unsigned)strtoul(argv[++a], NULL, 0);
+			continue;
+		}
+		run_path(argv[a]);
+	}
+	for (i = 0; i < nrandom; i++) {
+		size_t n = random_recipe(buf, sizeof(buf), &seed);
+
+		if (recipe_mode) {
+			run_recipe(buf, n);
+		} else {
+			memmove(buf + sizeof(RECIPE) - 1, buf, n);
+			memcpy(buf, RECIPE, sizeof(RECIPE) - 1);
+			LLVMFuzzerTestOneInput(buf, n + sizeof(RECIPE) - 1);
+		}
+		runs++;
+	}
+	printf("fuzz_store: %u inputs, no property violated\n", runs);
+	return 0;
+}
+#endif

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * mkcorpus DIR - write the seed corpus of fuzz_store into DIR: small valid
- * store files (empty, a few records, open and multi-line records, a
- * wrapped ring, a dead writer's leftovers), truncated and corrupted
- * variants of them, and recipes (see fuzz_store.c).
+ * mkcorpus DIR [RECIPEDIR] - write the seed corpus of fuzz_store into DIR:
+ * small valid store files (empty, a few records, open and multi-line
+ * records, a wrapped ring, a dead writer's leftovers), truncated and
+ * corrupted variants of them, and a recipe (see fuzz_store.c).  With
+ * RECIPEDIR, also the seeds of its recipe mode there (recipes without the
+ * RECIPE prefix): wrapping, extensions, and patches aimed at the header,
+ * the descriptors and the blocks.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +20,112 @@
 static uint64_t mem[(PK_RING_HDR_SIZE + (8u << (L2 - PK_RING_DESC_SHIFT)) + (1u << L2)) / 8];
 static const char *dir;
 
-static void save(const char *name, const void *p, size_t n)
+static void save_in(const char *in, const char *name, const void *p, size_t n)
 {
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", in, name);
 	f = fopen(path, "wb");
 	if (!f || fwrite(p, 1, n, f) != n || fclose(f)) {
 		perror(path);
 		exit(1);
 	}
+}
+
+static void save(const char *name, const void *p, size_t n)
+{
+	save_in(dir, name, p, n);
+}
+
+/* A recipe being built: records, then 0xff and patches (fuzz_store.c). */
+struct recipe {
+	uint8_t b[8192];
+	size_t n;
+};
+
+static void rec_op(struct recipe *r, int level, int facility, unsigned flags, unsigned len5,
+		   const char *text)
+{
+	r->b[r->n++] = (uint8_t)(level | facility << 3);
+	r->b[r->n++] = (uint8_t)flags;
+	r->b[r->n++] = (uint8_t)len5;
+	if (!(flags & 0x80)) {
+		memcpy(r->b + r->n, text, len5 * 5);
+		r->n += len5 * 5;
+	}
+}
+
+static void rec_patch(struct recipe *r, unsigned off, uint8_t x)
+{
+	r->b[r->n++] = (uint8_t)off;
+	r->b[r->n++] = (uint8_t)(off >> 8);
+	r->b[r->n++] = x;
+}
+
+/* Offsets in the minimal region: header, descriptors, data. */
+#define OFF_SEQ_HEAD	offsetof(struct pk_ring_hdr, seq_head)
+#define OFF_LPOS_HEAD	offsetof(struct pk_ring_hdr, lpos_head)
+#define OFF_FIRST_SEQ	offsetof(struct pk_ring_hdr, first_seq)
+#define OFF_CLEAR_SEQ	offsetof(struct pk_ring_hdr, clear_seq)
+#define OFF_DESC	PK_RING_HDR_SIZE
+#define OFF_DATA	(PK_RING_HDR_SIZE + (8u << (L2 - PK_RING_DESC_SHIFT)))
+
+static void recipes(const char *rdir)
+{
+	static const char words[] = "the quick brown fox jumps over the lazy dog, again\n"
+				    "\x1b[1mbold\x1b[0m \xc3\xa9\xff tab\there %s %n 12345";
+	struct recipe r;
+	int i;
+
+	/* A few records, literal text, every level; intact. */
+	r.n = 0;
+	for (i = 0; i < 8; i++)
+		rec_op(&r, i, 1, 0, 4 + i, words);
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "levels", r.b, r.n);
+
+	/* Generated text that wraps the 4 KiB ring several times; intact. */
+	r.n = 0;
+	for (i = 0; i < 60; i++)
+		rec_op(&r, i % 8, i % 24, 0x80 | (i & 0x0f), 7 + i * 3 % 200, NULL);
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "wrap", r.b, r.n);
+
+	/* Open records, extended, one past the maximum; then patched blocks. */
+	r.n = 0;
+	rec_op(&r, 6, 1, 0x40, 4, words);
+	rec_op(&r, 6, 1, 0x70, 3, words + 20);
+	rec_op(&r, 6, 1, 0x30, 2, words + 40);
+	rec_op(&r, 3, 1, 0xc0, 150, NULL);
+	rec_op(&r, 3, 1, 0xf0, 100, NULL);	/* too long: -E2BIG */
+	rec_op(&r, 4, 1, 0, 5, words);
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "extend", r.b, r.n);
+	rec_patch(&r, OFF_DATA + 8, 0x01);	/* first block's ts */
+	rec_patch(&r, OFF_DATA + 45, 0x20);	/* its text */
+	save_in(rdir, "extend-patched", r.b, r.n);
+
+	/* Wrapped, then the header's sequence bounds and heads changed. */
+	r.n = 0;
+	for (i = 0; i < 40; i++)
+		rec_op(&r, 6, 1, 0x80, 20 + i % 9, NULL);
+	r.b[r.n++] = 0xff;
+	rec_patch(&r, OFF_SEQ_HEAD, 0x05);
+	rec_patch(&r, OFF_LPOS_HEAD + 1, 0x10);
+	rec_patch(&r, OFF_FIRST_SEQ, 0x02);
+	rec_patch(&r, OFF_CLEAR_SEQ, 0x03);
+	save_in(rdir, "header-patched", r.b, r.n);
+
+	/* Descriptors: a state, a seq, a position. */
+	r.n = 0;
+	for (i = 0; i < 30; i++)
+		rec_op(&r, 5, 1, 0x80, 10 + i, NULL);
+	r.b[r.n++] = 0xff;
+	rec_patch(&r, OFF_DESC + 8 * 25, 0x01);
+	rec_patch(&r, OFF_DESC + 8 * 26 + 4, 0x01);
+	rec_patch(&r, OFF_DESC + 8 * 27 + 1, 0x08);
+	save_in(rdir, "desc-patched", r.b, r.n);
 }
 
 static struct pk_ring fresh(void)
@@ -58,11 +157,13 @@ int main(int argc, char **argv)
 	size_t n;
 	int i;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: mkcorpus DIR\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: mkcorpus DIR [RECIPEDIR]\n");
 		return 2;
 	}
 	dir = argv[1];
+	if (argc == 3)
+		recipes(argv[2]);
 
 	ring = fresh();
 	save("empty.store", mem, sizeof(mem));
