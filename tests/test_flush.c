@@ -695,7 +695,7 @@ static void test_dlclose_plugin(void **state)
 		expect_exit0("dlclose", modes[m], in_child("dlclose", modes[m], dlclose_child, NULL));
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nothing_strands_behind_filtered),
@@ -711,5 +711,5 @@ int main(void)
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 }
