@@ -337,11 +337,17 @@ int pk__own_acquire(struct pk__conown *o, uint32_t tid, enum pk__prio prio, uint
 					return 1;
 				continue;
 			}
-			/* Withdraw our request so NORMAL owners may go on. */
-			if (own_req(w) == (unsigned)prio)
-				atomic_compare_exchange_strong_explicit(
-					&o->word, &w, w & ~OWN_REQ_MASK, memory_order_relaxed,
-					memory_order_relaxed);
+			/*
+			 * Withdraw our request so NORMAL owners may go on.  If the
+			 * word changed meanwhile (the owner released), look again:
+			 * a request left behind would keep the console from every
+			 * NORMAL printer for good.
+			 */
+			if (own_req(w) == (unsigned)prio &&
+			    !atomic_compare_exchange_strong_explicit(
+				    &o->word, &w, w & ~OWN_REQ_MASK, memory_order_relaxed,
+				    memory_order_relaxed))
+				continue;
 			return -EBUSY;
 		}
 		if (i < 100)

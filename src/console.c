@@ -108,7 +108,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 				    unsigned fmt)
 {
 	struct pk_console *c;
-	int i;
+	int i, cancel;
 
 	if (!ops || !ops->write || loglevel > 8) {
 		errno = EINVAL;
@@ -127,12 +127,14 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	pk__con_pos_init(&c->pos, pk__g.attach_seq);
 	atomic_init(&c->next_seq, c->pos.expect);
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < PK_MAX_CONSOLES; i++)
 		if (!atomic_load_explicit(&slots[i].con, memory_order_relaxed))
 			break;
 	if (i == PK_MAX_CONSOLES) {
 		pthread_mutex_unlock(&reg_lock);
+		pthread_setcancelstate(cancel, NULL);
 		free(c);
 		errno = ENOSPC;
 		return NULL;
@@ -140,6 +142,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	c->slot = i;
 	if (hooks && hooks->added(c) < 0) {
 		pthread_mutex_unlock(&reg_lock);
+		pthread_setcancelstate(cancel, NULL);
 		free(c);
 		errno = EAGAIN;
 		return NULL;
@@ -148,6 +151,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	atomic_fetch_add_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
 	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
 	/* Print the backlog now, as register_console() does. */
 	if (hooks && hooks->kick)
 		hooks->kick();
@@ -228,13 +232,15 @@ static int unregister_slot(int i)
 
 int pk_console_unregister(struct pk_console *con)
 {
-	int i, ret = -EINVAL;
+	int i, cancel, ret = -EINVAL;
 
 	if (!con)
 		return -EINVAL;
 	/* From inside a console's write(): it would wait for itself. */
 	if (pk__self.in_console)
 		return -EDEADLK;
+	/* Cancelled while holding reg_lock, the thread would block every fork(). */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		if (atomic_load_explicit(&slots[i].con, memory_order_relaxed) == con) {
@@ -243,14 +249,16 @@ int pk_console_unregister(struct pk_console *con)
 		}
 	}
 	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
 	return ret;
 }
 
 void pk__con_unregister_all(void)
 {
 	struct pk_console *c;
-	int i;
+	int i, cancel;
 
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
@@ -258,6 +266,7 @@ void pk__con_unregister_all(void)
 			unregister_slot(i);
 	}
 	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 int pk_console_set_format(struct pk_console *con, unsigned fmt)
@@ -273,7 +282,10 @@ int pk_console_set_loglevel(struct pk_console *con, int loglevel)
 	if (!con || loglevel > 8)
 		return -EINVAL;
 	atomic_store_explicit(&con->loglevel, loglevel < 0 ? -1 : loglevel, memory_order_relaxed);
+	/* Under reg_lock: a racing register must not store an older maximum. */
+	pthread_mutex_lock(&reg_lock);
 	pk__con_update_max_loglevel();
+	pthread_mutex_unlock(&reg_lock);
 	return 0;
 }
 

@@ -124,7 +124,7 @@ static struct {
 
 	/* the rescue thread (handoff and legacy) */
 	pthread_t rescue_thread;
-	bool rescue_running;
+	_Atomic bool rescue_running;
 	_Atomic int rescue_stop;
 	_Atomic int rescue_sleeping;
 	_Atomic uint32_t rescue_wake;
@@ -141,6 +141,11 @@ static struct {
  * was given up on gets a fresh one.
  */
 static struct printer *_Atomic printers[PK_MAX_CONSOLES];
+
+static bool rescue_on(void)
+{
+	return atomic_load_explicit(&F.rescue_running, memory_order_relaxed);
+}
 
 static void note_max(_Atomic uint64_t *max, uint64_t v)
 {
@@ -247,7 +252,7 @@ static void update_low_water(void)
 
 static void kick_rescue(void)
 {
-	if (!F.rescue_running)
+	if (!rescue_on())
 		return;
 	if (atomic_load_explicit(&F.rescue_sleeping, memory_order_seq_cst)) {
 		atomic_fetch_add_explicit(&F.rescue_wake, 1, memory_order_release);
@@ -294,8 +299,9 @@ static void stall_clear(uint64_t upto)
  * nothing is pending or the stint says stop.  Returns with the lock
  * released or handed over.
  */
-static void console_unlock(const struct stint *st)
+static void console_unlock(const struct stint *stint)
 {
+	struct stint s = *stint, *st = &s;
 	uint32_t tid = pk__tid();
 	uint64_t t0 = pk__now_ns(), printed = 0, stalled, head, pos;
 	bool progress, bounded_out = false;
@@ -308,6 +314,11 @@ again:
 	for (;;) {
 		progress = false;
 		stalled = PK__NO_SEQ;
+		if ((st->deadline && pk__now_ns() >= st->deadline) ||
+		    (pk__self.printer && atomic_load_explicit(&F.rescue_stop, memory_order_relaxed))) {
+			bounded_out = true;	/* out of time, or the library stops */
+			goto unlock;
+		}
 		for (i = 0; i < PK_MAX_CONSOLES; i++) {
 			if (pk__panicking())
 				goto unlock;	/* panic prints from now on */
@@ -376,8 +387,17 @@ unlock:
 	if (stalled != PK__NO_SEQ)
 		kick_rescue();
 	/* LMM(fl:B), LMM(fl:D) */
-	if (pending_any() && pk__cl_trylock(&F.lock, tid, false))
-		goto again;
+	if (pending_any()) {
+		if (st->target != UINT64_MAX && rescue_on()) {
+			/* A flush reached its target: what came since is the rescuer's. */
+			kick_rescue();
+			goto out;
+		}
+		if (pk__cl_trylock(&F.lock, tid, false)) {
+			st->target = UINT64_MAX;	/* nobody else will: go on, to the deadline */
+			goto again;
+		}
+	}
 out:
 	note_max(&F.max_print_ns, pk__now_ns() - t0);
 	if (!pk__self.printer)
@@ -729,7 +749,7 @@ static void print_as_mode(uint32_t tid)
 	default:
 		r = pk__cl_lock_spinning(&F.lock, tid, SPIN_NS, WAIT_NS);
 		st.handoff = true;
-		st.budget_ns = F.rescue_running ? F.budget_ns : 0;
+		st.budget_ns = rescue_on() ? F.budget_ns : 0;
 		if (r == PK_CL_OWNER)
 			console_unlock(&st);
 		return;
@@ -787,7 +807,7 @@ void pk__flush_kick(void)
 	} else if (pk__cl_trylock(&F.lock, pk__tid(), false)) {
 		struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
 
-		st.budget_ns = st.handoff && F.rescue_running ? F.budget_ns : 0;
+		st.budget_ns = st.handoff && rescue_on() ? F.budget_ns : 0;
 		console_unlock(&st);
 	}
 	pthread_setcancelstate(cancel, NULL);
@@ -897,13 +917,19 @@ static void exit_flush(void)
 
 static void stop_rescue(void)
 {
-	if (!F.rescue_running)
+	struct timespec until;
+
+	if (!rescue_on())
 		return;
 	atomic_store_explicit(&F.rescue_stop, 1, memory_order_release);
 	atomic_fetch_add_explicit(&F.rescue_wake, 1, memory_order_release);
 	pk__futex_wake(&F.rescue_wake, 1);
-	pthread_join(F.rescue_thread, NULL);
-	F.rescue_running = false;
+	atomic_store_explicit(&F.rescue_running, false, memory_order_relaxed);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	/* It ends its stint at the next record; a write() stuck for good is left be. */
+	if (pthread_timedjoin_np(F.rescue_thread, NULL, &until))
+		pthread_detach(F.rescue_thread);
 }
 
 /*
@@ -949,7 +975,7 @@ int pk__flush_init(const struct pk_config *cfg)
 		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
 		if (ret)
 			return -ret;
-		F.rescue_running = true;
+		atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
 	}
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
 		pk_console_register_spec(spec);
@@ -1021,13 +1047,15 @@ void pk__flush_atfork_child(void)
 	 * process: there, callers print for themselves, as after unloading.
 	 */
 	atomic_store_explicit(&F.threads_stopped, 1, memory_order_relaxed);
-	F.rescue_running = false;
+	atomic_store_explicit(&F.rescue_running, false, memory_order_relaxed);
 #endif
 	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return;
-	if (F.rescue_running) {
+	if (rescue_on()) {
 		atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
-		F.rescue_running = start_thread(&F.rescue_thread, rescue_main, NULL) == 0;
+		atomic_store_explicit(&F.rescue_running,
+				      start_thread(&F.rescue_thread, rescue_main, NULL) == 0,
+				      memory_order_relaxed);
 	}
 	if (F.mode != PK_MODE_THREAD)
 		return;
