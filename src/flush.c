@@ -503,15 +503,22 @@ static void *printer_main(void *arg)
 
 /*
  * Start one of the library's threads with every signal blocked from its
- * first instruction: signals belong to the application's threads.
+ * first instruction: signals belong to the application's threads.  All
+ * but the crash signals: a fault inside a console's write() on our thread
+ * must reach the crash handler (a blocked fault kills the process without
+ * it), and abort() unblocks SIGABRT anyway.
  * 0 or a positive error number, as pthread_create().
  */
 static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 {
+	static const int crash[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS };
 	sigset_t all, old;
+	unsigned i;
 	int ret;
 
 	sigfillset(&all);
+	for (i = 0; i < PK__ARRAY_SIZE(crash); i++)
+		sigdelset(&all, crash[i]);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = pthread_create(t, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

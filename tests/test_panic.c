@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The crash path, for each way a process can go down: every crash signal
+ * the handler takes (a real SIGBUS, SIGILL, SIGFPE, abort()), a crash
+ * inside a console's write() on the thread that owns the console, two
+ * threads panicking at once, pk_panic() from a signal handler, a crash
+ * inside the crash handling itself and a crash before the library was
+ * initialised.  Each case runs in a forked child whose console is a file;
+ * the parent checks how the child died and what the file holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+#define CHILD_MS 60000
+#define K 100
+
+static const enum pk_mode modes[] = { PK_MODE_HANDOFF, PK_MODE_LEGACY, PK_MODE_THREAD };
+static const char *const mode_names[] = { "handoff", "legacy", "thread" };
+
+static char *out_path;
+
+static void child_init(enum pk_mode mode, bool handler)
+{
+	struct pk_console_driver d;
+	struct pk_config cfg;
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | (handler ? PK_CFG_CRASH_HANDLER : 0);
+	cfg.mode = mode;
+	TU_CHECK(pk_init(&cfg) == 0);
+	TU_CHECK(pk_console_file_make(out_path, 0, &d) == 0);
+	TU_CHECK(pk_console_register_driver(&d, -1));
+}
+
+static void store_k(void)
+{
+	int k;
+
+	for (k = 0; k < K; k++)
+		pk_info("record %d of %d\n", k, K);
+}
+
+/* Every "record k of K" once, in order. */
+static void check_records(const char *s)
+{
+	char want[64];
+	const char *p = s, *q;
+	int k;
+
+	for (k = 0; k < K; k++) {
+		snprintf(want, sizeof(want), "record %d of %d\n", k, K);
+		q = strstr(p, want);
+		if (!q)
+			fail_msg("\"record %d of %d\" missing", k, K);
+		p = q + strlen(want);
+	}
+}
+
+/* Run @fn in a child; return the file's text and the wait status. */
+static char *run(void (*fn)(enum pk_mode), enum pk_mode mode, int *status, const char *what)
+{
+	pid_t pid;
+	char *s;
+
+	out_path = tu_tmp_path("panic");
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		fn(mode);
+		_exit(0);
+	}
+	tu_waitpid(pid, status, CHILD_MS, what);
+	s = tu_read_file(out_path, NULL);
+	unlink(out_path);
+	free(out_path);
+	return s ? s : strdup("");
+}
+
+static void expect_signal(int status, int sig, const char *what, enum pk_mode mode)
+{
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
+		fail_msg("%s (%s): status 0x%x, wanted death by signal %d", what, mode_names[mode],
+			 status, sig);
+}
+
+/* ---- every crash signal ---- */
+
+static void die_sigbus(enum pk_mode mode)
+{
+	char *path = tu_tmp_path("panic-bus");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	volatile char *p;
+
+	child_init(mode, true);
+	store_k();
+	/* A mapping past the end of its (empty) file: the access faults with SIGBUS. */
+	TU_CHECK(fd >= 0 && ftruncate(fd, 0) == 0);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	TU_CHECK(p != MAP_FAILED);
+	unlink(path);
+	p[0] = 1;
+	_exit(93);
+}
+
+static void die_sigill(enum pk_mode mode)
+{
+	child_init(mode, true);
+	store_k();
+	__builtin_trap();	/* ud2 on x86: SIGILL */
+}
+
+static volatile int zero, seven = 7;
+
+static void die_sigfpe(enum pk_mode mode)
+{
+	volatile int x;
+
+	child_init(mode, true);
+	store_k();
+	x = seven / zero;	/* a real idiv: gcc turns 1 / x into compares */
+	(void)x;
+	_exit(93);
+}
+
+static void die_abort(enum pk_mode mode)
+{
+	child_init(mode, true);
+	store_k();
+	abort();
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(enum pk_mode);
+	int sig;
+	const char *report;
+} deaths[] = {
+	{ "SIGBUS", die_sigbus, SIGBUS, "Unable to handle SIGBUS (bus error)" },
+	{ "SIGILL", die_sigill, SIGILL, "Unable to handle SIGILL (illegal instruction)" },
+	{ "SIGFPE", die_sigfpe, SIGFPE, "Unable to handle SIGFPE (arithmetic exception)" },
+	{ "abort()", die_abort, SIGABRT, "Unable to handle SIGABRT (abort)" },
+};
+
+static void test_every_crash_signal(void **state)
+{
+	unsigned d, m;
+	int status;
+	char *s;
+
+	(void)state;
+	for (d = 0; d < sizeof(deaths) / sizeof(deaths[0]); d++) {
+		for (m = 0; m < 3; m++) {
+			s = run(deaths[d].fn, modes[m], &status, deaths[d].name);
+			expect_signal(status, deaths[d].sig, deaths[d].name, modes[m]);
+			check_records(s);
+			if (tu_count(s, deaths[d].report) != 1)
+				fail_msg("%s (%s): no \"%s\" in the console's file", deaths[d].name,
+					 mode_names[m], deaths[d].report);
+			assert_int_equal(tu_count(s, "Call trace:"), 1);
+			free(s);
+		}
+	}
+}
+
+/* ---- a crash inside write() on the thread that owns the console ---- */
+
+static int boom_fd = -1;
+static _Atomic int boom_armed;
+
+static long boom_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	if (atomic_load(&boom_armed) && memmem(buf, len, "boom", 4)) {
+		volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		*p = 1;	/* the owner faults inside the driver */
+	}
+	return write(boom_fd, buf, len);
+}
+
+static long boom_write_atomic(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	return write(boom_fd, buf, len);
+}
+
+static const struct pk_console_ops boom_ops = {
+	.name = "boom", .write = boom_write, .write_atomic = boom_write_atomic
+};
+
+static void die_in_write(enum pk_mode mode)
+{
+	struct pk_config cfg;
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_CRASH_HANDLER;
+	cfg.mode = mode;
+	TU_CHECK(pk_init(&cfg) == 0);
+	boom_fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	TU_CHECK(boom_fd >= 0 && pk_console_register(&boom_ops, NULL, -1));
+	store_k();
+	TU_CHECK(pk_flush(10000) == 0);
+	atomic_store(&boom_armed, 1);
+	pk_info("boom\n");
+	for (int k = 0; k < 10; k++)
+		pk_info("after the boom %d\n", k);
+	pk_flush(10000);
+	_exit(93);	/* not reached: the printer crashed */
+}
+
+static void test_crash_inside_write(void **state)
+{
+	unsigned m;
+	int status;
+	char *s;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		s = run(die_in_write, modes[m], &status, "crash inside write()");
+		expect_signal(status, SIGSEGV, "crash inside write()", modes[m]);
+		if (tu_count(s, "Unable to handle SIGSEGV") != 1)
+			fprintf(stderr, "%s:\n%s\n", mode_names[m], s);
+		check_records(s);
+		assert_int_equal(tu_count(s, "Unable to handle SIGSEGV"), 1);
+		free(s);
+	}
+}
+
+/* ---- two threads panic at once ---- */
+
+static pthread_barrier_t both;
+
+static void *panicker(void *arg)
+{
+	pthread_barrier_wait(&both);
+	pk_panic("second panicker %d", (int)(intptr_t)arg);
+	return NULL;
+}
+
+static void two_panics(enum pk_mode mode)
+{
+	pthread_t t;
+
+	child_init(mode, true);
+	store_k();
+	pthread_barrier_init(&both, NULL, 2);
+	pthread_create(&t, NULL, panicker, (void *)(intptr_t)2);
+	pthread_barrier_wait(&both);
+	pk_panic("first panicker %d", 1);
+}
+
+static void test_two_threads_panic(void **state)
+{
+	unsigned m;
+	int status;
+	char *s;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		s = run(two_panics, modes[m], &status, "two panics");
+		expect_signal(status, SIGABRT, "two panics", modes[m]);
+		check_records(s);
+		/* One report; the other thread's reason is at most a plain line. */
+		assert_int_equal(tu_count(s, "Kernel panic - not syncing:"), 1);
+		assert_int_equal(tu_count(s, "Call trace:"), 1);
+		free(s);
+	}
+}
+
+/* ---- pk_panic() from a signal handler ---- */
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	pk_panic("from a signal handler");
+}
+
+static void panic_in_handler(enum pk_mode mode)
+{
+	child_init(mode, true);
+	signal(SIGUSR1, on_usr1);
+	store_k();
+	raise(SIGUSR1);
+	_exit(93);
+}
+
+static void test_panic_from_signal_handler(void **state)
+{
+	unsigned m;
+	int status;
+	char *s;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		s = run(panic_in_handler, modes[m], &status, "panic in a handler");
+		expect_signal(status, SIGABRT, "panic in a handler", modes[m]);
+		check_records(s);
+		assert_int_equal(tu_count(s, "Kernel panic - not syncing: from a signal handler"), 1);
+		free(s);
+	}
+}
+
+/* ---- a crash inside the crash handling; a crash before init ---- */
+
+static int crash_twice_fd = -1;
+
+static long crash_twice_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	if (memmem(buf, len, "Unable to handle", 16)) {
+		volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		(void)!write(crash_twice_fd, buf, len);
+		*p = 2;	/* a fault while printing the report */
+	}
+	return write(crash_twice_fd, buf, len);
+}
+
+static const struct pk_console_ops crash_twice_ops = {
+	.name = "crash-twice", .write = crash_twice_write, .write_atomic = crash_twice_write
+};
+
+static void crash_in_crash(enum pk_mode mode)
+{
+	struct pk_config cfg;
+	struct rlimit no_core = { 0, 0 };
+	volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_CRASH_HANDLER;
+	cfg.mode = mode;
+	TU_CHECK(pk_init(&cfg) == 0);
+	crash_twice_fd = open(out_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	TU_CHECK(crash_twice_fd >= 0 && pk_console_register(&crash_twice_ops, NULL, -1));
+	store_k();
+	TU_CHECK(pk_flush(10000) == 0);
+	*p = 1;
+	_exit(93);
+}
+
+static void test_crash_inside_crash_handling(void **state)
+{
+	int status;
+	char *s;
+
+	(void)state;
+	s = run(crash_in_crash, PK_MODE_HANDOFF, &status, "crash in the crash path");
+	/* It still dies, of the first signal's kind, and does not loop. */
+	expect_signal(status, SIGSEGV, "crash in the crash path", PK_MODE_HANDOFF);
+	check_records(s);
+	assert_true(tu_count(s, "Unable to handle SIGSEGV") >= 1);
+	free(s);
+}
+
+static void crash_before_init(enum pk_mode mode)
+{
+	volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rlimit no_core = { 0, 0 };
+
+	(void)mode;
+	setrlimit(RLIMIT_CORE, &no_core);
+	TU_CHECK(pk_crash_handler_install() == 0);
+	*p = 1;
+	_exit(93);
+}
+
+static void test_crash_before_init(void **state)
+{
+	int status;
+	char *s;
+
+	(void)state;
+	s = run(crash_before_init, PK_MODE_HANDOFF, &status, "crash before init");
+	expect_signal(status, SIGSEGV, "crash before init", PK_MODE_HANDOFF);
+	free(s);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_crash_signal),
+		cmocka_unit_test(test_crash_inside_write),
+		cmocka_unit_test(test_two_threads_panic),
+		cmocka_unit_test(test_panic_from_signal_handler),
+		cmocka_unit_test(test_crash_inside_crash_handling),
+		cmocka_unit_test(test_crash_before_init),
+	};
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
+}
