@@ -1,11 +1,15 @@
-# libprintk - the two commands of the README:
+# libprintk - the commands of the README:
 #   make demo    build, then run the storm and latency benchmarks (pkbench demo)
 #   make check   build, then run the test suite
+#   make torture build, then run the torture program (seeded; long):
+#                TORTURE_FLAGS="--ci" for the bounded run, "--seed S" to repeat one
+#   make coverage  coverage build (gcc --coverage), the test suite, then a
+#                per-file table of the lines of src/ and tools/ (gcovr)
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all demo check deps build clean
+.PHONY: all demo check torture coverage deps build clean
 
 all: build
 
@@ -18,6 +22,19 @@ build: deps
 
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_FLAGS)
+
+torture: build
+	$(BUILD)/tests/torture $(TORTURE_FLAGS)
+
+COVBUILD ?= build-cov
+coverage: deps
+	@command -v gcovr >/dev/null || { echo "make coverage needs gcovr (apt-get install gcovr)" >&2; exit 1; }
+	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_COVERAGE=ON -DPK_BENCH=OFF >/dev/null
+	@cmake --build $(COVBUILD) -j $(JOBS)
+	@find $(COVBUILD) -name '*.gcda' -delete
+	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_' $(CTEST_FLAGS)
+	gcovr -r . --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
+		--exclude 'src/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
 
 demo: build
 	$(BUILD)/bench/pkbench demo

@@ -29,6 +29,18 @@
 
 _Atomic uint32_t pk__panic_tid;
 
+#ifdef PK_COVERAGE
+/*
+ * Coverage builds only: a process that dies by a signal writes no coverage
+ * data, and the crash path is what most needs measuring.  __gcov_dump() is
+ * not async-signal-safe; it never runs in a normal build.
+ */
+void __gcov_dump(void);
+#define coverage_dump() __gcov_dump()
+#else
+#define coverage_dump() ((void)0)
+#endif
+
 void pk_emergency_enter(void)
 {
 	pk__self.emergency++;
@@ -146,6 +158,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 	store_backtrace(1);
 	flush_everything();
 die:
+	coverage_dump();
 	/* The abort() below must not run our crash handler again. */
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -180,6 +193,7 @@ static void reraise(int sig)
 	sigaction(sig, &dfl, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
+	coverage_dump();
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	/*
 	 * A fault raised by an instruction faults again when we return, now
