@@ -9,6 +9,18 @@
  *   record_begin, emit, record_end with handoff; unlock; re-check pending;
  *   trylock again).
  *
+ * MODEL 1 with -DRECS=1: the same, over records in progress and loglevels
+ *   (issue 8, "nothing strands").  The record store's write steps of
+ *   src/ringbuf.c (reserve, finalize the OPEN predecessor, commit FINAL or
+ *   OPEN, finalize itself), records printable or filtered by the console,
+ *   the console's next_seq, and flush.c's stall_seq: a filtered writer
+ *   takes part in printing only when a holder published that it stalled
+ *   at or before the writer's record; a holder that can make no progress
+ *   because the next record is in progress publishes stall_seq, unlocks
+ *   and re-checks.  Legacy mode (trylock only) is covered: with
+ *   STUCK_EXACT=0 every caller that finds the lock held may return at
+ *   once, which is all a legacy caller does.
+ *
  * MODEL 2 (-DMODEL=2): the per-console ownership word, src/conlock.c
  *   pk__own_try / pk__own_acquire / pk__own_release, driven by
  *   console_unlock() (NORMAL, one record per ownership), pk__flush_direct()
@@ -59,12 +71,27 @@
  *  - pending_any() in flush.c reads pk__own_owner() relaxed before the
  *    seq_cst ring loads.  In MODEL 2 that load is SC, i.e. stronger than
  *    the code; the finding reported by MODEL 2 exists even so.
+ *  - RECS: the pair fl:D is a second Dekker pattern.  The holder stores
+ *    stall_seq (seq_cst CAS), unlocks (seq_cst CAS) and loads the state of
+ *    the stalled record (seq_cst); the writer commits it (seq_cst CAS,
+ *    write:E, or finalizes it, write:F/G, seq_cst CAS) and then loads
+ *    stall_seq (seq_cst).  All seq_cst: one sees the other, as in SC.
+ *    The holder's look at its next record (seq_head, then the descriptor)
+ *    is one step: both only move forward, so two loads answer what one
+ *    look at the time of the second answers.  next_seq (written only by
+ *    the lock holder) is loaded on its own before the re-check's look.
  *
- * ABSTRACTED AWAY.  Record contents, loglevels and SKIPPED records (a
- * record is printed or not: `printed` counts the console's next_seq);
- * reserve/commit of the ring (one atomic commit, stored++); the budget
+ * ABSTRACTED AWAY.  Without RECS: record contents, loglevels and SKIPPED
+ * records (a record is printed or not: `printed` counts the console's
+ * next_seq); reserve/commit of the ring (one atomic commit, stored++).
+ * With RECS: record contents; seq_head's fetch_add and the descriptor
+ * claim are one step (a FREE descriptor below seq_head reads as
+ * RESERVED); pk_cont's extension of an OPEN record (reopen, commit
+ * again); overwriting, lost records and drop notices (except the reader's
+ * give-up, GIVEUP_REC).  Always: the budget
  * printer thread and print_budget_us (callers never wait for it: the
- * BUDGET bit makes them LEFT); legacy mode; several consoles (one console);
+ * BUDGET bit makes them LEFT); legacy mode (but see RECS above); several
+ * consoles (one console);
  * time: spinning, the futex's 5 ms slices and the wait bound are
  * nondeterminism; FUTEX_WAKE is implicit (a sleeper waits for
  * handoff_seq to change, which is what FUTEX_WAIT's value check plus the
@@ -84,12 +111,45 @@
 #ifndef GIVEUP
 #define GIVEUP 1	/* 1: a waiter may time out and give up (the wait bound) */
 #endif
+#ifndef RECS
+#define RECS 0		/* MODEL 1: 1 = records in progress, loglevels, stall_seq */
+#endif
 #ifndef SIGNAL
+#if RECS
+#define SIGNAL 0	/* (the handler's store is not modelled with RECS) */
+#else
 #define SIGNAL 1	/* 1: process 1 takes one signal whose handler printk()s */
+#endif
 #endif
 #ifndef BUG
 #define BUG 0		/* MODEL 1 mutants that must fail: 1 no re-check after unlock,
-			   2 futex value read after the word check (lost wake-up) */
+			   2 futex value read after the word check (lost wake-up);
+			   with RECS: 3 a filtered writer ignores stall_seq (returns
+			   at once, the old code), 4 a holder that published
+			   stall_seq unlocks and leaves without re-checking,
+			   5 a writer loads stall_seq before its commit */
+#endif
+#ifndef LEVELS
+#define LEVELS 0	/* RECS: 0 each record's level is a free choice (printable
+			   or filtered by the console); else bit me-1 set: caller
+			   me writes printable records, clear: filtered ones */
+#endif
+#ifndef OPENREC
+#define OPENREC 0	/* RECS: bit me-1 set: caller me's first record is a line
+			   without '\n' (OPEN, finalized by the next writer) */
+#endif
+#ifndef GIVEUP_REC
+#define GIVEUP_REC 0	/* RECS: 1 the reader may skip a record in progress when
+			   later records exist (its time limit ran out) */
+#endif
+#ifndef DEAD
+#define DEAD 0		/* RECS: 1 caller N stops for good after reserving its
+			   first record (never commits it) */
+#endif
+#ifndef STALL_RECHECK
+#define STALL_RECHECK 1	/* RECS: 1 the re-check after unlock publishes stall_seq
+			   too when it finds the next record in progress; 0 only
+			   the loop's last look does (the design as first given) */
 #endif
 #ifndef STUCK_EXACT
 #define STUCK_EXACT 0	/* 1: model progress/stuck_at; 0: known_stuck() is a free choice */
@@ -123,6 +183,34 @@
 
 byte stored;		/* records committed to the ring */
 byte printed;		/* records the console has printed (next_seq) */
+
+#if RECS
+/*
+ * The record store and one console, as RECS=1 sees them: record seq's
+ * descriptor state and level, seq_head, the console's next_seq, and
+ * flush.c's stall_seq.
+ */
+#define NREC	(N * ROUNDS)
+#define NONE	255		/* stall_seq: no stall published */
+
+/* descriptor states (ringbuf.c); FREE with seq < head reads as RESERVED */
+#define D_FREE		0
+#define D_RESERVED	1
+#define D_OPEN		2
+#define D_FINAL		3
+
+/* what one pk__con_emit() round found */
+#define E_NONE		0	/* pos == head: nothing stored */
+#define E_PRINT		1	/* printed a record (or a drop notice) */
+#define E_STALL		2	/* the next record is in progress */
+
+byte rst[NREC];		/* descriptor state of record seq */
+bit plv[NREC];		/* level below the console's loglevel: printable */
+byte head;		/* seq_head */
+byte pos;		/* the console's next_seq */
+byte stall = NONE;	/* stall_seq */
+byte dead = NONE;	/* ghost: the record whose writer stopped (DEAD) */
+#endif
 
 #if MODEL == 1
 
@@ -225,17 +313,141 @@ inline sig_handler()
 #define SIGPOINT skip
 #endif
 
+#if RECS
+/*
+ * pk__ring_write() of one record, then pk__flush_after_store()'s choice:
+ * take part in printing (part = 1) or return at once.
+ *   A+C  seq = fetch_add(seq_head), claim the descriptor (RESERVED).  One
+ *        step: a reader treats a FREE descriptor below seq_head exactly as
+ *        a RESERVED one (in progress), and nobody else acts on it.
+ *   F    finalize seq - 1 if it is OPEN (seq_cst load + CAS; the CAS
+ *        re-checks, so one step).
+ *   E    commit: RESERVED -> FINAL, or OPEN for a line without '\n'
+ *        (seq_cst CAS).
+ *   G    OPEN: seq_cst load of seq_head; a later seq exists -> finalize
+ *        itself (load + CAS re-checking OPEN: one step).
+ * Then flush.c: printable -> take part.  Filtered: seq_cst load of
+ * stall_seq; a holder stalled at or before our record -> clear it (CAS)
+ * and take part; else return.
+ */
+inline write_record()
+{
+#if LEVELS == 0
+	if
+	:: mylv = 1
+	:: mylv = 0
+	fi;
+#else
+	mylv = (LEVELS >> (me - 1)) & 1;
+#endif
+	myopen = round == 1 && ((OPENREC >> (me - 1)) & 1);
+	/* LMM(write:A), LMM(write:C) */
+	d_step { myseq = head; head++; rst[myseq] = D_RESERVED; plv[myseq] = mylv };
+#if DEAD
+	if
+	:: me == N && round == 1 -> dead = myseq; goto gone	/* preempted for good */
+	:: else -> skip
+	fi;
+#endif
+#if BUG == 5
+	st = stall;	/* mutant: stall_seq loaded before the commit */
+#endif
+#if OPENREC
+	/* LMM(write:F) */
+	d_step {
+		if
+		:: myseq > 0 && rst[myseq - 1] == D_OPEN -> rst[myseq - 1] = D_FINAL
+		:: else -> skip
+		fi
+	};
+	/* LMM(write:E) */
+	if
+	:: myopen -> rst[myseq] = D_OPEN
+	:: else -> rst[myseq] = D_FINAL
+	fi;
+	/* LMM(write:G) */
+	d_step {
+		if
+		:: myopen && head != myseq + 1 && rst[myseq] == D_OPEN ->
+			rst[myseq] = D_FINAL
+		:: else -> skip
+		fi
+	};
+#else
+	/* LMM(write:E) */
+	rst[myseq] = D_FINAL;
+#endif
+	/* pk__flush_after_store(level, seq) */
+	if
+	:: mylv -> part = 1
+	:: else ->
+#if BUG == 3
+		/* mutant: the old code, a filtered record returns at once */
+		part = 0
+#else
+#if BUG != 5
+		/* LMM(fl:D) seq_cst load of stall_seq, after the commit */
+		st = stall;
+#endif
+		if
+		:: st != NONE && st <= myseq ->
+			/* CAS stall_seq: st -> NONE (seq_cst) */
+			d_step { if :: stall == st -> stall = NONE :: else -> skip fi };
+			part = 1
+		:: else -> part = 0
+		fi;
+		st = 0
+#endif
+	fi
+}
+
+/* publish stall_seq = s (LMM(fl:D), seq_cst) */
+inline publish_stall(s)
+{
+	/* a CAS loop that only lowers it or sets it from NONE: its outcome */
+	d_step { if :: stall == NONE || stall > s -> stall = s :: else -> skip fi }
+}
+
+/*
+ * Is the console's next record readable (1), in progress (2), or not
+ * there (0)?  pk__ring_readable(): seq_cst loads of seq_head and of the
+ * descriptor.  One step: seq_head only grows and a descriptor only moves
+ * forward (FREE, RESERVED, OPEN, FINAL), so the answer of the two loads
+ * is the answer of one atomic look at the time of the second.
+ */
+#define LOOKREC(rp, rs) \
+	d_step { \
+		if \
+		:: rp >= head -> rs = 0 \
+		:: rp < head && rst[rp] == D_FINAL -> rs = 1 \
+		:: else -> rs = 2 \
+		fi \
+	}
+#endif /* RECS */
+
 proctype caller(byte me)
 {
 	byte w_o, w_w, h_o, h_w, s_o, s_w;
 	bit w_a, h_a, s_a, ok, progressed;
 	byte res, hs, prog0, p, round;
+#if RECS
+	byte myseq, st, er, rp, rs;
+	bit mylv, myopen, part;
+#endif
 
 	do
 	:: round < ROUNDS ->
 		round++;
+#if RECS
+		write_record();
+		if
+		:: !part -> goto done
+		:: else -> skip
+		fi;
+#else
 		/* printk(): commit the record (seq_cst, ringbuf write:E) */
 		stored++;
+#endif
 
 		/* ---- pk__cl_lock_spinning(l, me) ---- */
 		res = R_NONE;
@@ -380,6 +592,43 @@ again:
 				/* pk__own_try(): always succeeds in this model */
 				/* pk__cl_record_begin(): LMM(cl:F) fetch_or */
 				d_step { act = 1; WORD_INV }
+#if RECS
+				/*
+				 * pk__con_emit() until it returns other than
+				 * SKIPPED: skip filtered records (publishing
+				 * next_seq each time), print a printable one, or
+				 * stop at a record in progress or at seq_head.
+				 */
+				do
+				:: LOOKREC(pos, rs);
+					if
+					:: rs == 1 && !plv[pos] -> pos++	/* SKIPPED */
+					:: rs == 1 && plv[pos] ->
+						inprint++;
+						assert(inprint == 1 && owner == me);	/* (1) */
+						pos++;
+						inprint--;
+						er = E_PRINT;
+						break
+					:: rs == 2 ->
+						er = E_STALL;
+#if GIVEUP_REC
+						/* stall_limit_ns over, later records exist:
+						   skip it (a drop notice, progress) */
+						if
+						:: head > pos + 1 -> pos++; er = E_PRINT
+						:: true -> skip
+						fi;
+#endif
+						break
+					:: rs == 0 -> er = E_NONE; break
+					fi
+				od;
+				if
+				:: er == E_PRINT -> progressed = 1
+				:: else -> skip
+				fi;
+#else
 				/* pk__con_emit() */
 				if
 				:: printed < stored ->
@@ -391,6 +640,7 @@ again:
 					progressed = 1
 				:: else -> skip
 				fi;
+#endif
 				/* pk__cl_record_end(): fetch_and, then handoff */
 				d_step { h_o = owner; h_w = waiter; h_a = 0; act = 0; WORD_INV }
 #if STUCK_EXACT
@@ -407,8 +657,15 @@ again:
 				:: else -> skip
 				fi
 			od;
-			/* pk__cl_unlock() */
 			skip;	/* (SPIN: a break may not land on a d_step) */
+#if RECS
+			/* no progress because the next record is in progress */
+			if
+			:: er == E_STALL -> publish_stall(pos)
+			:: else -> skip
+			fi;
+#endif
+			/* pk__cl_unlock() */
 			LOADW(w_o, w_w, w_a);		/* relaxed */
 			do
 			:: w_o != me -> break
@@ -431,12 +688,38 @@ again:
 					fi
 				fi
 			od;
+#if RECS
+			/*
+			 * LMM(fl:B), LMM(fl:D): the re-check, seq_cst loads of
+			 * the next record's state: readable -> trylock, again.
+			 */
+#if BUG == 1
+			goto out;	/* mutant: no re-check after unlock */
+#elif BUG == 4
+			if	/* mutant: no re-check after publishing stall_seq */
+			:: er == E_STALL -> goto out
+			:: else -> skip
+			fi;
+#endif
+			rp = pos;	/* next_seq, acquire */
+			LOOKREC(rp, rs);
+#if STALL_RECHECK
+			/* in progress now: publish stall_seq, look again */
+			if
+			:: rs == 2 -> publish_stall(rp); LOOKREC(rp, rs)
+			:: else -> skip
+			fi;
+#endif
+			if
+			:: rs == 1 ->
+#else
 			/* LMM(fl:B): pending_any() && pk__cl_trylock() */
 			if
 #if BUG == 1
 			:: false ->	/* mutant: no re-check after unlock */
 #else
 			:: printed < stored ->
+#endif
 #endif
 				d_step {
 					if
@@ -455,15 +738,27 @@ out:
 			skip
 		:: else -> skip
 		fi;
+#if RECS
+done:
+		myseq = 0; er = 0; rp = 0; rs = 0; mylv = 0; myopen = 0; part = 0;
+#endif
 		res = 0; w_o = 0; w_w = 0; w_a = 0; h_o = 0; h_w = 0; h_a = 0;
 		ok = 0; progressed = 0
 	:: else -> break
 	od
+#if RECS
+	;
+gone:	/* (DEAD: the writer that stopped for good) */
+	skip
+#endif
 }
 
 init
 {
 	byte i;
+#if RECS
+	bit stranded, unfinal;
+#endif
 
 	atomic {
 		i = 1;
@@ -475,7 +770,27 @@ init
 	(_nr_pr == 1);
 	/* everyone has returned */
 	assert(owner == 0 && waiter == 0 && act == 0 && nwait == 0);
+#if RECS
+	/*
+	 * (6) Nothing strands: every printable committed record is behind the
+	 * console's next_seq (printed once: next_seq only grows, one printer
+	 * at a time), and (7) only the newest record may still be OPEN.
+	 */
+	assert(head == NREC);
+	i = 0;
+	do
+	:: i < NREC ->
+		stranded = rst[i] == D_FINAL && plv[i] && i >= pos;
+		assert(!stranded);
+		unfinal = !(rst[i] == D_FINAL || (rst[i] == D_OPEN && i == NREC - 1) ||
+			    i == dead);
+		assert(!unfinal);
+		i++
+	:: else -> break
+	od
+#else
 	assert(printed == stored);	/* (4) no record left unprinted */
+#endif
 }
 
 #endif /* MODEL == 1 */

@@ -26,6 +26,14 @@ m1_n2_rounds2|-DMODEL=1 -DN=2 -DROUNDS=2|pass
 m1_n4_nogiveup|-DMODEL=1 -DN=4 -DGIVEUP=0 -DSIGNAL=0|pass
 m1_mutant_norecheck|-DMODEL=1 -DN=3 -DBUG=1|assertion violated (printed==stored)
 m1_mutant_lostwake|-DMODEL=1 -DN=3 -DBUG=2 -DGIVEUP=0|invalid end state
+m1_rec_n3_one|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=1 -DOPENREC=2|pass
+m1_rec_n3_two|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DOPENREC=2 -DGIVEUP_REC=1|pass
+m1_rec_n2_rounds2|-DMODEL=1 -DRECS=1 -DN=2 -DROUNDS=2 -DOPENREC=3|pass
+m1_rec_mutant_filtered_returns|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=3|assertion violated  !(stranded)
+m1_rec_mutant_norecheck|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=4|assertion violated  !(stranded)
+m1_rec_mutant_stall_load_first|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=5|assertion violated  !(stranded)
+m1_rec_mutant_no_publish_after_unlock|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DSTALL_RECHECK=0|assertion violated  !(stranded)
+m1_rec_finding_dead_writer|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DDEAD=1 -DGIVEUP_REC=1|assertion violated  !(stranded)
 m2_prio|-DMODEL=2 -DN=2 -DSTRAND_CHECK=0|pass
 m2_n2|-DMODEL=2 -DN=2|pass
 m2_panic|-DMODEL=2 -DN=1 -DPANIC=1|pass
