@@ -134,16 +134,6 @@ static void child_init(enum pk_mode mode, unsigned flags)
 		_exit(90);
 }
 
-/* Wait (bounded) until @cond holds; false if it never did. */
-#define WAIT_FOR(cond, ms)                                                      \
-	({                                                                      \
-		uint64_t until_ = tu_now_ns() + (uint64_t)(ms) * 1000000ull;    \
-		struct timespec nap_ = { 0, 200000 };                           \
-		while (!(cond) && tu_now_ns() < until_)                         \
-			nanosleep(&nap_, NULL);                                 \
-		(cond);                                                         \
-	})
-
 static size_t capture_records(struct tu_capture *cap)
 {
 	char *s = tu_capture_text(cap);
@@ -295,7 +285,7 @@ static void run_case(enum pk_mode mode, unsigned fault)
 		pthread_create(&writers[w].thread, NULL, writer_main, &writers[w]);
 	}
 	if (fault == FC_BLOCK) {
-		if (!WAIT_FOR(atomic_load(&fc->blocks) > 0, 20000)) {
+		if (!tu_wait_until(atomic_load(&fc->blocks) > 0, 20000)) {
 			fc_failf(rep, "the blocking write was never entered");
 			_exit(1);
 		}
@@ -310,7 +300,7 @@ static void run_case(enum pk_mode mode, unsigned fault)
 		 * others get the rest once it is released (measured only).
 		 */
 		if (mode == PK_MODE_THREAD) {
-			if (!WAIT_FOR(capture_records(a) == TOTAL && capture_records(b) == TOTAL,
+			if (!tu_wait_until(capture_records(a) == TOTAL && capture_records(b) == TOTAL,
 				      10000))
 				fc_failf(rep,
 					 "healthy consoles while one is blocked: %zu and %zu of %d "
@@ -485,7 +475,7 @@ static _Noreturn void blocked_child(enum pk_mode mode, bool crash, const char *p
 	    !pk_console_register_driver(&db, -1))
 		_exit(91);
 	pthread_create(&t, NULL, block_main, NULL);
-	if (!WAIT_FOR(atomic_load(&fc->blocks) > 0, 20000)) {
+	if (!tu_wait_until(atomic_load(&fc->blocks) > 0, 20000)) {
 		fc_failf(rep, "the blocking write was never entered");
 		_exit(92);
 	}
@@ -598,7 +588,7 @@ static void test_crash_blocked(void **state)
 	each_mode_blocked(true);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_transient),
@@ -613,7 +603,7 @@ int main(void)
 
 	rep = fc_report_new();
 	out = fc_shared(sizeof(*out));
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
+	ret = TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 	fc_unshare(out, sizeof(*out));
 	fc_report_free(rep);
 	return ret;

@@ -173,13 +173,4 @@ void tt_usleep(uint64_t us);
 /* A fault from a store to an inaccessible page (UBSan's null check cannot see it). */
 void tt_crash_now(void);
 
-/* Poll (bounded) until @cond holds; evaluates to whether it does. */
-#define TT_WAIT_FOR(cond, ms)                                                   \
-	({                                                                      \
-		double until_ = tt_ms() + (ms);                                 \
-		while (!(cond) && tt_ms() < until_)                             \
-			tt_usleep(200);                                         \
-		(cond);                                                         \
-	})
-
 #endif /* PK_TORTURE_H */

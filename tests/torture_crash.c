@@ -185,7 +185,7 @@ static bool sigabrt_run(struct trun *r)
 		add_file_console(path);
 		start_writers(ws, SA_W, a, r->seed, SA_C, &go, NULL);
 		atomic_store(&go, 1);
-		if (!TT_WAIT_FOR(atomic_load(&ws[target].done) >= warm, 20000))
+		if (!tu_wait_until(atomic_load(&ws[target].done) >= warm, 20000))
 			_exit(4);
 		for (i = 0; i < spin; i++)
 			;
@@ -246,6 +246,16 @@ static void *pp_writer(void *arg)
 	return writer_main(arg);
 }
 
+static uint64_t pp_done(void)
+{
+	uint64_t total = 0;
+	unsigned w;
+
+	for (w = 0; w < PP_W; w++)
+		total += atomic_load(&pp_ws[w].done);
+	return total;
+}
+
 static enum fc_fault block_first(const struct fc_console *fc, unsigned w, uint64_t c)
 {
 	(void)fc;
@@ -273,8 +283,8 @@ static bool panic_parked_run(struct trun *r)
 		struct sigaction sa;
 		struct rng g = { r->seed ^ 0xabcdef };
 		char line[256];
-		uint64_t c, total;
 		unsigned w, k;
+		uint64_t c;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = park;
@@ -293,11 +303,7 @@ static bool panic_parked_run(struct trun *r)
 			pthread_create(&pp_ws[w].thread, NULL, pp_writer, &pp_ws[w]);
 		}
 		atomic_store(&go, 1);
-		if (!TT_WAIT_FOR(({
-				 for (total = 0, w = 0; w < PP_W; w++)
-					 total += atomic_load(&pp_ws[w].done);
-				 total >= warm;
-			 }), 20000))
+		if (!tu_wait_until(pp_done() >= warm, 20000))
 			_exit(4);
 		for (k = 0; k < parked; k++) {
 			volatile uint64_t i, spin = rng_below(&g, 20000);
@@ -307,7 +313,7 @@ static bool panic_parked_run(struct trun *r)
 			for (i = 0; i < 100000000 && !atomic_load(&pp_ws[k].inside); i++)
 				;
 			pthread_kill(pp_ws[k].thread, SIGUSR1);
-			if (!TT_WAIT_FOR(atomic_load(&pp_parked[k]), 10000))
+			if (!tu_wait_until(atomic_load(&pp_parked[k]), 10000))
 				_exit(5);
 		}
 		for (c = 0; c < 20; c++) {
@@ -379,7 +385,7 @@ static bool sigkill_store_run(struct trun *r)
 			pthread_join(ws[w].thread, NULL);
 		_exit(0);
 	}
-	ok = TT_WAIT_FOR(atomic_load(&ws[0].done) > 0, 20000);
+	ok = tu_wait_until(atomic_load(&ws[0].done) > 0, 20000);
 	if (!ok)
 		tt_fail(r, "the writers never started");
 	tt_usleep(delay_us);
