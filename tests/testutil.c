@@ -92,6 +92,13 @@ static bool selected(const char *name, int argc, char **argv)
 	return in;
 }
 
+const char *tu_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
 		 CMFixtureFunction setup, CMFixtureFunction teardown, int argc, char **argv)
 {

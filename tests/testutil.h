@@ -104,7 +104,10 @@ extern int tu__skipped;
 int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
 		 CMFixtureFunction setup, CMFixtureFunction teardown, int argc, char **argv);
 #define TU_RUN_GROUP(tests, setup, teardown, argc, argv)                                 \
-	tu_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown, argc, argv)
+	tu_run_group((argc) > 0 ? tu_basename((argv)[0]) : #tests, tests,                     \
+		     sizeof(tests) / sizeof((tests)[0]), setup, teardown, argc, argv)
+/* The last component of @path. */
+const char *tu_basename(const char *path);
 
 /*
  * Children that cannot outlive a failure.  tu_fork() forks a child that
