@@ -141,6 +141,9 @@ static struct {
  * was given up on gets a fresh one.
  */
 static struct printer *_Atomic printers[PK_MAX_CONSOLES];
+/* Printers given up on inside write(): their threads may still use them. */
+static struct printer *given_up[PK_MAX_CONSOLES * 4];
+static unsigned nr_given_up;	/* registry lock */
 
 static bool rescue_on(void)
 {
@@ -564,6 +567,8 @@ static int stop_printer(struct pk_console *c)
 	if (pthread_timedjoin_np(p->thread, NULL, &until)) {
 		/* Stuck inside the driver's write(): leave it its own struct. */
 		pthread_detach(p->thread);
+		if (nr_given_up < PK__ARRAY_SIZE(given_up))
+			given_up[nr_given_up++] = p;	/* kept, and reachable */
 		atomic_store_explicit(&printers[c->slot], NULL, memory_order_release);
 		return -EBUSY;
 	}
@@ -949,6 +954,19 @@ __attribute__((destructor)) static void flush_fini(void)
 	struct pk_console *c;
 	int i;
 
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__UNINIT &&
+	    pk__early_pending()) {
+		/*
+		 * Every record so far came from a signal handler (or before
+		 * the library could initialise): exiting is the safe point.
+		 */
+		struct pk_config cfg;
+
+		pk_config_init(&cfg);
+		cfg.flags |= PK_CFG_NO_ATEXIT;
+		if (pk_init(&cfg) == 0)
+			flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+	}
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
 		return;
 	if (pk__self.in_console)

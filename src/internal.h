@@ -87,6 +87,18 @@ int pk__ensure_init(void);
 /* Store preformatted text as a record (no flushing). */
 int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
 
+/* early.c: the static early store (see there) */
+/* May this thread initialise now (it is not, as far as can be told, in a signal handler)? */
+bool pk__early_init_safe_here(void);
+/* Store a record in the early store.  Async-signal-safe.  0 or -ENOBUFS. */
+int pk__early_store(int level, unsigned flags, const char *text, size_t len);
+/* Are there early records not yet moved into the configured store? */
+bool pk__early_pending(void);
+/* Move them into pk__g.ring (initialising, or just initialised).  Return: records moved. */
+uint64_t pk__early_migrate(void);
+/* Panic or crash before initialisation: write them to @fd.  Async-signal-safe. */
+void pk__early_print_raw(int fd);
+
 /* config.c */
 int pk__parse_mode(const char *s, enum pk_mode *mode);
 int pk__parse_size(const char *s, size_t *out);

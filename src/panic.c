@@ -52,11 +52,22 @@ void pk_emergency_exit(void)
 		pk__self.emergency--;
 }
 
-/* Store one line as an emergency record without flushing. */
+static bool ready(void)
+{
+	return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY;
+}
+
+/*
+ * Store one line as an emergency record without flushing; before the
+ * library is initialised (never done from here: this may be a signal
+ * handler), in the early store.
+ */
 static void store_line(const char *text, size_t len)
 {
-	if (pk__ensure_init() == 0)
+	if (ready())
 		pk__store(PK_EMERG, 0, text, len, NULL);
+	else
+		pk__early_store(PK_EMERG, 0, text, len);
 }
 
 static int fmt_line(char *buf, size_t size, const char *fmt, ...)
@@ -124,8 +135,11 @@ static void wait_for_other_panic(void)
 
 static void flush_everything(void)
 {
-	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+	if (!ready()) {
+		/* No console yet: standard error, as the kernel's early console. */
+		pk__early_print_raw(STDERR_FILENO);
 		return;
+	}
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
 }
@@ -210,9 +224,8 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 	int saved = errno, l;
 
 	(void)uctx;
-	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid ||
-	    atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
-		/* A crash inside our own crash handling (or before init): go down. */
+	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid) {
+		/* A crash inside our own crash handling: go down. */
 		reraise(sig);
 		return;
 	}

@@ -156,6 +156,8 @@ int pk_init(const struct pk_config *cfg)
 	pk__g.cfg = *cfg;
 	ret = store_open(cfg);
 	if (ret == 0) {
+		/* Records stored before now come first, before any console exists. */
+		pk__early_migrate();
 		ret = pk__flush_init(&pk__g.cfg);
 		if (ret < 0)
 			store_close();
@@ -168,7 +170,43 @@ int pk_init(const struct pk_config *cfg)
 	in_init = false;
 	/* Publishes pk__g.ring and the flush state to pk__ensure_init(). */
 	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);
+	if (ret == 0 && pk__early_pending()) {
+		/* Stragglers: callers that saw the library not ready yet. */
+		pk__early_migrate();
+		pk__flush_kick();
+	}
 	return ret;
+}
+
+/* The level of a message that names none (before init: the default config's). */
+static int default_level(bool early)
+{
+	return early ? PK_WARNING : pk__g.cfg.default_level;
+}
+
+/*
+ * May pk_printk() go on to the configured store?  0 yes; -EINPROGRESS no,
+ * use the early store (another thread is initialising, this one is
+ * initialising already, or this may be a signal handler, where
+ * initialising is not safe); another negative errno: initialising failed.
+ */
+static int printk_ready(void)
+{
+	int st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
+	int ret;
+
+	if (__builtin_expect(st == PK__READY, 1))
+		return 0;
+	if (st == PK__UNINIT && !in_init && pk__early_init_safe_here()) {
+		ret = pk_init(NULL);
+		if (ret == 0)
+			return 0;
+		if (ret != -EALREADY)
+			return ret;
+	}
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
+		return 0;
+	return -EINPROGRESS;
 }
 
 int pk__ensure_init(void)
@@ -229,7 +267,7 @@ static bool has_percent_n(const char *f)
 
 static void refuse(void)
 {
-	if (pk__ensure_init() == 0)
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
 		atomic_fetch_add_explicit(&pk__g.ring.h->refused, 1, memory_order_relaxed);
 }
 
@@ -286,7 +324,7 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 {
 	char buf[PK_RECORD_MAX + 2];
 	unsigned flags = 0;
-	bool cont = false;
+	bool cont = false, early;
 	uint64_t seq;
 	size_t len;
 	int n, ret;
@@ -295,8 +333,9 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 		refuse();
 		return -EINVAL;
 	}
-	ret = pk__ensure_init();
-	if (ret < 0)
+	ret = printk_ready();
+	early = ret == -EINPROGRESS;
+	if (ret < 0 && !early)
 		return ret;
 	/*
 	 * While another thread panics, it prints everything stored before;
@@ -323,9 +362,9 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	}
 	if (level == PK_LEVEL_CONT) {
 		cont = true;
-		level = pk__self.open_valid ? pk__self.open_level : pk__g.cfg.default_level;
+		level = pk__self.open_valid ? pk__self.open_level : default_level(early);
 	} else if (level < PK_EMERG || level > PK_DEBUG) {
-		level = pk__g.cfg.default_level;
+		level = default_level(early);
 	}
 	if (has_percent_n(fmt)) {
 		refuse();
@@ -345,6 +384,10 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 		flags |= PK_REC_NOEOL;		/* open: pk_cont may extend it */
 	}
 
+	if (early) {
+		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), buf, len);
+		return ret < 0 ? ret : (int)len;
+	}
 	pk__self.in_printk++;
 	if (cont && pk__self.open_valid) {
 		uint64_t open_seq = pk__self.open_seq;

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * early.c - the early store: records stored before the library is set up,
+ * like the kernel's static __log_buf before setup_log_buf().
+ *
+ * Initialising allocates, opens the consoles' files and starts threads,
+ * none of which a signal handler may do (a handler that interrupted
+ * malloc() would corrupt the heap or deadlock in it).  So pk_printk()
+ * initialises only where that is safe (pk__early_init_safe_here()), and
+ * otherwise stores into a small store that lives in static memory: its
+ * header is a constant initialiser and its descriptors and data start
+ * zeroed, which is an empty region whose first seq is 0, so storing needs
+ * no set-up step that two callers could race on.  Writing it is the
+ * store's own lock-free pk__ring_write(), async-signal-safe.
+ *
+ * At the first safe point (pk_init(), the first pk_printk() outside a
+ * signal handler, or the exit of the process) the records move into the
+ * configured store, keeping their time, thread, process and level, before
+ * any console is registered: the consoles print them first.  A panic or
+ * crash before that point writes them, and its report, straight to
+ * standard error.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "format.h"
+#include "internal.h"
+
+#define EARLY_DATA_LOG2	14u	/* 16 KiB of text: some 150 records */
+#define EARLY_DESC_LOG2	(EARLY_DATA_LOG2 - PK_RING_DESC_SHIFT)
+#define EARLY_DESCS	(1u << EARLY_DESC_LOG2)
+#define EARLY_DATA	(1u << EARLY_DATA_LOG2)
+
+static struct {
+	struct pk_ring_hdr h;
+	_Atomic uint64_t desc[EARLY_DESCS];
+	_Atomic uint64_t data[EARLY_DATA / 8];
+} region = {
+	.h = {
+		.magic = PK_RING_MAGIC,
+		.version = PK_RING_VERSION,
+		.hdr_size = PK_RING_HDR_SIZE,
+		.total_size = PK_RING_HDR_SIZE + 8u * EARLY_DESCS + EARLY_DATA,
+		.desc_off = PK_RING_HDR_SIZE,
+		.data_off = PK_RING_HDR_SIZE + 8u * EARLY_DESCS,
+		.desc_log2 = EARLY_DESC_LOG2,
+		.data_log2 = EARLY_DATA_LOG2,
+	},
+};
+
+_Static_assert(sizeof(region) == PK_RING_HDR_SIZE + 8u * EARLY_DESCS + EARLY_DATA,
+	       "the early region is laid out as a store region");
+
+/* Seq of the next early record to move into the configured store. */
+static uint64_t migrated;
+
+/* A view of the region; building one only reads it.  Async-signal-safe. */
+static void view(struct pk_ring *ring)
+{
+	int ret = pk__ring_attach(ring, &region, sizeof(region));
+
+	(void)ret;	/* a constant header: always valid */
+}
+
+bool pk__early_init_safe_here(void)
+{
+	struct sigaction sa;
+	sigset_t cur;
+	int s;
+
+	/*
+	 * While a handler runs, the kernel blocks its signal (unless the
+	 * handler asked for SA_NODEFER): a blocked signal that has a handler
+	 * means we may be inside it.  Only asked before initialisation.
+	 */
+	if (pthread_sigmask(SIG_BLOCK, NULL, &cur))
+		return false;
+	for (s = 1; s < NSIG; s++) {
+		if (sigismember(&cur, s) != 1 || sigaction(s, NULL, &sa))
+			continue;
+		if ((sa.sa_flags & SA_SIGINFO) ||
+		    (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+			return false;
+	}
+	return true;
+}
+
+int pk__early_store(int level, unsigned flags, const char *text, size_t len)
+{
+	struct pk_ring ring;
+	struct pk_ring_meta m;
+	uint64_t seq;
+
+	view(&ring);
+	if (len > PK_RECORD_MAX) {
+		len = PK_RECORD_MAX;
+		flags |= PK_REC_TRUNC;
+	}
+	m.ts_ns = pk__now_ns();
+	m.tid = pk__tid();
+	m.pid = (uint32_t)syscall(SYS_getpid);
+	m.level = (uint8_t)level;
+	m.facility = 1;		/* LOG_USER, the default */
+	/* Nothing extends an early record: it is complete as it is. */
+	m.flags = (uint16_t)(flags & ~PK_REC_NOEOL);
+	return pk__ring_write(&ring, &m, text, (uint32_t)len, false, &seq);
+}
+
+bool pk__early_pending(void)
+{
+	return atomic_load_explicit(&region.h.seq_head, memory_order_acquire) > migrated;
+}
+
+uint64_t pk__early_migrate(void)
+{
+	struct pk_ring ring;
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint64_t moved = 0, seq;
+
+	if (!pk__early_pending())
+		return 0;
+	view(&ring);
+	pk__ring_reader_init(&rd, &ring, false);
+	if (rd.next < migrated)
+		rd.next = migrated;
+	/* A record a handler left half-written holds up nothing. */
+	rd.stall_limit_ns = 0;
+	while (pk__ring_read(&rd, &rec) == 1) {
+		if (pk__ring_write(&pk__g.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
+			moved++;
+	}
+	/* Records lost in the early store are lost for good: count them. */
+	if (rd.next - migrated > moved)
+		atomic_fetch_add_explicit(&pk__g.ring.h->lost, rd.next - migrated - moved,
+					  memory_order_relaxed);
+	migrated = rd.next;
+	return moved;
+}
+
+void pk__early_print_raw(int fd)
+{
+	struct pk_format_opts fo = { 0 };
+	struct pk_ring ring;
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	struct pk_record r;
+	char buf[PK_RECORD_MAX + 128];
+	size_t n;
+
+	view(&ring);
+	pk__ring_reader_init(&rd, &ring, true);	/* nobody finishes a record now */
+	if (rd.next < migrated)
+		rd.next = migrated;
+	fo.fmt = PK_FMT_HUMAN | PK_FMT_F_ESCAPE;
+	while (pk__ring_read(&rd, &rec) == 1) {
+		memset(&r, 0, sizeof(r));
+		r.seq = rec.seq;
+		r.ts_ns = rec.meta.ts_ns;
+		r.level = rec.meta.level;
+		r.tid = rec.meta.tid;
+		r.pid = rec.meta.pid;
+		r.flags = rec.meta.flags;
+		r.text = rec.text;
+		r.len = rec.len;
+		n = pk__format_record(buf, sizeof(buf), &r, &fo);
+		if (write(fd, buf, n) < 0)
+			break;
+	}
+	migrated = rd.next;
+}
