@@ -17,7 +17,9 @@
  *   takes part in printing only when a holder published that it stalled
  *   at or before the writer's record; a holder that can make no progress
  *   because the next record is in progress publishes stall_seq, unlocks
- *   and re-checks.  Legacy mode (trylock only) is covered: with
+ *   and re-checks (and, STALL_RECHECK, publishes again if the re-check
+ *   finds the next record in progress).  Not modelled: flush.c's rescue
+ *   thread (a time-based retry) and low_water.  Legacy mode (trylock only) is covered: with
  *   STUCK_EXACT=0 every caller that finds the lock held may return at
  *   once, which is all a legacy caller does.
  *
@@ -146,10 +148,18 @@
 #define DEAD 0		/* RECS: 1 caller N stops for good after reserving its
 			   first record (never commits it) */
 #endif
+#ifndef STALL_CLEAR
+#define STALL_CLEAR 1	/* RECS: who clears stall_seq: 1 a holder whose last
+			   round did not stall, when next_seq is past it
+			   (stall_clear() in src/flush.c), writers never; 0 a
+			   filtered writer that takes part because of it
+			   (CAS S -> NONE), the design as first given */
+#endif
 #ifndef STALL_RECHECK
 #define STALL_RECHECK 1	/* RECS: 1 the re-check after unlock publishes stall_seq
 			   too when it finds the next record in progress; 0 only
-			   the loop's last look does (the design as first given) */
+			   the loop's last look does (src/flush.c as of ccfb06b:
+			   finding F4, docs/conlock-model.md) */
 #endif
 #ifndef STUCK_EXACT
 #define STUCK_EXACT 0	/* 1: model progress/stuck_at; 0: known_stuck() is a free choice */
@@ -327,8 +337,8 @@ inline sig_handler()
  *   G    OPEN: seq_cst load of seq_head; a later seq exists -> finalize
  *        itself (load + CAS re-checking OPEN: one step).
  * Then flush.c: printable -> take part.  Filtered: seq_cst load of
- * stall_seq; a holder stalled at or before our record -> clear it (CAS)
- * and take part; else return.
+ * stall_seq; a holder stalled at or before our record -> take part (with
+ * STALL_CLEAR=0 clearing it first, CAS); else return.
  */
 inline write_record()
 {
@@ -391,8 +401,10 @@ inline write_record()
 #endif
 		if
 		:: st != NONE && st <= myseq ->
+#if STALL_CLEAR == 0
 			/* CAS stall_seq: st -> NONE (seq_cst) */
 			d_step { if :: stall == st -> stall = NONE :: else -> skip fi };
+#endif
 			part = 1
 		:: else -> part = 0
 		fi;
@@ -662,7 +674,12 @@ again:
 			/* no progress because the next record is in progress */
 			if
 			:: er == E_STALL -> publish_stall(pos)
+#if STALL_CLEAR == 1
+			/* stall_clear(): a CAS loop, cleared if next_seq is past it */
+			:: else -> d_step { if :: stall != NONE && stall < pos -> stall = NONE :: else -> skip fi }
+#else
 			:: else -> skip
+#endif
 			fi;
 #endif
 			/* pk__cl_unlock() */
