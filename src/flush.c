@@ -273,6 +273,14 @@ static bool recursion_reached(struct pk_console *c)
 	       !pk__con_behind(c, pk__self.recurse_seq);
 }
 
+/* The lowest position of a console behind the store's head, or PK__NO_SEQ. */
+static uint64_t behind_head(void)
+{
+	uint64_t head = pk__ring_next_seq(&pk__g.ring), min = slowest();
+
+	return min < head ? min : PK__NO_SEQ;
+}
+
 /* Lower stall_seq to @seq (fl:D). */
 static void stall_at(uint64_t seq)
 {
@@ -390,16 +398,29 @@ unlock:
 	if (stalled != PK__NO_SEQ)
 		kick_rescue();
 	/* LMM(fl:B), LMM(fl:D) */
-	if (pending_any()) {
-		if (st->target != UINT64_MAX && rescue_on()) {
-			/* A flush reached its target: what came since is the rescuer's. */
-			kick_rescue();
+	if (!pending_any()) {
+		/*
+		 * A record may have been reserved after our last look and
+		 * still be in progress, with a printable one committed behind
+		 * it by a caller that found us holding the lock (found by the
+		 * SPIN model, F4): mark the stall now, then look once more.
+		 */
+		pos = behind_head();
+		if (pos == PK__NO_SEQ)
 			goto out;
-		}
-		if (pk__cl_trylock(&F.lock, tid, false)) {
-			st->target = UINT64_MAX;	/* nobody else will: go on, to the deadline */
-			goto again;
-		}
+		stall_at(pos);
+		kick_rescue();
+		if (!pending_any())
+			goto out;
+	}
+	if (st->target != UINT64_MAX && rescue_on()) {
+		/* A flush reached its target: what came since is the rescuer's. */
+		kick_rescue();
+		goto out;
+	}
+	if (pk__cl_trylock(&F.lock, tid, false)) {
+		st->target = UINT64_MAX;	/* nobody else will: go on, to the deadline */
+		goto again;
 	}
 out:
 	note_max(&F.max_print_ns, pk__now_ns() - t0);
