@@ -63,8 +63,10 @@ struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *c
  * pk_console_unregister() - remove a console.  Waits until no thread is
  * inside its write() (bounded: a write stuck for ever leaves the console
  * detached but not released), then calls release().
+ * Context: any thread, not from a signal handler; not cancelled midway.
  * Return: 0, -EINVAL if @con is not registered, -EBUSY if a write stayed
- * stuck (the console is detached; release() is not called).
+ * stuck (the console is detached; release() is not called), -EDEADLK from
+ * inside a console's write() (it would wait for itself).
  */
 int pk_console_unregister(struct pk_console *con);
 

@@ -109,7 +109,10 @@ void pk_config_init(struct pk_config *cfg);
 /**
  * pk_init() - set libprintk up with @cfg (NULL: pk_config_init() defaults).
  *
- * Optional: the first pk_printk() initialises with the defaults.
+ * Optional: the first pk_printk() outside a signal handler initialises
+ * with the defaults.  Records stored before (from signal handlers, or
+ * while another thread initialises) wait in a static early store and are
+ * moved into the configured store here, ahead of everything else.
  * Context: any thread, not from a signal handler.
  * Return: 0; -EALREADY if already initialised; -EINVAL for a bad config;
  * other negative errno from opening the store.
@@ -122,7 +125,14 @@ int pk_init(const struct pk_config *cfg);
  *         value is treated as PK_LEVEL_DEFAULT.
  * @fmt:   printf-style format; %n is refused.
  *
- * Formatting uses no malloc and no lock; storing is lock-free.
+ * Formatting uses no malloc and no lock; storing is lock-free.  Before the
+ * library is set up, a call from a signal handler stores into the static
+ * early store instead of initialising (see pk_init()).  A call from inside
+ * a console's write() stores only: the record is printed later, by
+ * another call chain.  Printing disables thread cancellation.
+ * Progress: handoff mode prints at most print_budget_us plus one record
+ * without a waiter and waits at most 1 s for a handoff; thread mode only
+ * stores; legacy mode may print for as long as others log (the baseline).
  * Context: any thread, async-signal-safe, emergency-safe.
  * Return: bytes of text stored (>= 0), or a negative errno: -EINVAL for a
  * NULL @fmt or a %n conversion, -ENOBUFS if the record was lost because the
@@ -149,16 +159,20 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 #define pk_cont(...)	pk_printk(PK_LEVEL_CONT, __VA_ARGS__)
 
 /**
- * pk_flush() - wait until every console has printed every stored record.
- * @timeout_ms: < 0 waits for ever.
+ * pk_flush() - wait until every console has printed every record stored
+ * before the call, printing like any caller (handing over to a waiter) and
+ * passing what remains to the library's rescue thread at the deadline.
+ * @timeout_ms: < 0 waits for ever; otherwise the call returns by then
+ *              (plus at most one record's write).
  * Context: any thread, not from a signal handler.
- * Return: 0, or -ETIMEDOUT.
+ * Return: 0; -ETIMEDOUT; -EDEADLK from inside a console's write().
  */
 int pk_flush(int timeout_ms);
 
 /**
- * pk_shutdown() - flush, stop printer threads, unregister consoles and
- * release the store.  pk_printk() after it initialises afresh.
+ * pk_shutdown() - flush (at most 10 s), stop the library's threads,
+ * unregister consoles and release the store.  pk_printk() after it
+ * initialises afresh.  From inside a console's write() it does nothing.
  * Context: one thread, with no concurrent pk_printk().
  */
 void pk_shutdown(void);
