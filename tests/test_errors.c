@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -479,11 +480,86 @@ static void test_store_file_size_limit(void **state)
 	free(path);
 }
 
+/*
+ * In a child whose address space has no room for the store's mapping: a new
+ * store is not created, an empty file is left empty.
+ */
+static void test_store_no_address_space(void **state)
+{
+	char *path = tu_tmp_path("errors-as"), *empty = tu_tmp_path("errors-as-empty");
+	size_t big = 64u << 20;
+	int status, fd;
+	pid_t pid;
+
+	(void)state;
+	if (tu_sanitized_address() || tu_sanitized_thread())
+		tu_skip("sanitizers reserve address space of their own");
+	fd = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct rlimit rl, old;
+		struct pk_config cfg;
+		unsigned long pages = 0;
+		void *mem;
+		size_t sz;
+		int sfd, ret = 0;
+		FILE *f = fopen("/proc/self/statm", "r");
+
+		if (!f || fscanf(f, "%lu", &pages) != 1 || getrlimit(RLIMIT_AS, &old) < 0)
+			_exit(2);
+		fclose(f);
+		rl = old;
+		rl.rlim_cur = pages * (unsigned long)sysconf(_SC_PAGESIZE) + (8u << 20);
+		if (setrlimit(RLIMIT_AS, &rl) < 0)
+			_exit(2);
+		cfg_for(&cfg, path, big);
+		if (pk__persist_open(&cfg, &mem, &sz, &sfd) != -ENOMEM)
+			ret = 3;
+		cfg_for(&cfg, empty, big);
+		if (!ret && pk__persist_open(&cfg, &mem, &sz, &sfd) != -ENOMEM)
+			ret = 4;
+		setrlimit(RLIMIT_AS, &old);
+		_exit(ret);
+	}
+	tu_waitpid(pid, &status, CHILD_MS, "address space child");
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	unlink(empty);
+	free(empty);
+	free(path);
+}
+
+/* A relative path names a store in the working directory. */
+static void test_store_relative_path(void **state)
+{
+	char *dir = tu_tmp_path("errors-cwd"), cwd[4096], *msg;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(chdir(dir), 0);
+	assert_int_equal(open_store("store", STORE, &msg), 0);
+	assert_string_equal(msg, "");
+	free(msg);
+	assert_int_equal(stat("store", &st), 0);
+	assert_int_equal(st.st_size, pk__ring_region_size(pk__ring_data_log2_for(STORE)));
+	unlink("store");
+	assert_int_equal(chdir(cwd), 0);
+	rmdir(dir);
+	free(dir);
+}
+
 static void test_store_bad_config(void **state)
 {
 	struct pk_config cfg;
 	void *mem;
 	size_t sz;
+	bool live;
 	int fd;
 
 	(void)state;
@@ -491,6 +567,8 @@ static void test_store_bad_config(void **state)
 	assert_int_equal(pk__persist_open(&cfg, &mem, &sz, &fd), -EINVAL);
 	cfg_for(&cfg, "", STORE);
 	assert_int_equal(pk__persist_open(&cfg, &mem, &sz, &fd), -EINVAL);
+	assert_int_equal(pk__persist_map_file(NULL, false, &mem, &sz, &fd, &live), -EINVAL);
+	assert_int_equal(pk__persist_map_reader(NULL, &mem, &sz, &live), -EINVAL);
 }
 
 /* ---- the reader API ---- */
@@ -549,6 +627,49 @@ static void test_reader_errors(void **state)
 	unlink(path);
 	free(path);
 	free(dir);
+}
+
+/* A record read ahead by pk_reader_wait() is the one pk_reader_next() returns. */
+static void test_reader_read_ahead(void **state)
+{
+	char *path = tu_tmp_path("errors-ahead");
+	struct pk_config cfg;
+	struct pk_record rec;
+	struct pk_reader *r;
+	size_t sz;
+	void *mem;
+	bool live;
+
+	(void)state;
+	cfg_for(&cfg, path, STORE);
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_true(pk_printk(PK_INFO, "kept %d\n", 1) > 0);
+	assert_true(pk_printk(PK_INFO, "kept %d\n", 2) > 0);
+	pk_shutdown();
+
+	assert_int_equal(pk__persist_map_reader(path, &mem, &sz, &live), 0);
+	assert_false(live);
+	assert_int_equal(sz, pk__ring_region_size(pk__ring_data_log2_for(STORE)));
+	assert_int_equal(((struct pk_ring_hdr *)mem)->magic, PK_RING_MAGIC);
+	munmap(mem, sz);
+
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	assert_int_equal(pk_reader_wait(r, 0), 1);
+	assert_int_equal(pk_reader_wait(r, 0), 1);	/* still the same one */
+	assert_int_equal(pk_reader_tell(r), 0);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_string_equal(rec.text, "kept 1");
+	assert_int_equal(rec.seq, 0);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_string_equal(rec.text, "kept 2");
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	pk_reader_seek(r, 0);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_string_equal(rec.text, "kept 1");
+	pk_reader_close(r);
+	unlink(path);
+	free(path);
 }
 
 /* ---- PK_CONSOLE ---- */
@@ -874,8 +995,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_store_other_size),
 		cmocka_unit_test(test_store_symlinks),
 		cmocka_unit_test(test_store_file_size_limit),
+		cmocka_unit_test(test_store_no_address_space),
+		cmocka_unit_test(test_store_relative_path),
 		cmocka_unit_test(test_store_bad_config),
 		cmocka_unit_test(test_reader_errors),
+		cmocka_unit_test(test_reader_read_ahead),
 		cmocka_unit_test(test_spec_malformed),
 		cmocka_unit_test(test_spec_table_full),
 		cmocka_unit_test(test_format_kinds),
