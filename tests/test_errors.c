@@ -486,7 +486,7 @@ static void test_store_file_size_limit(void **state)
  */
 static void test_store_no_address_space(void **state)
 {
-	char *path = tu_tmp_path("errors-as"), *empty = tu_tmp_path("errors-as-empty");
+	char *path, *empty;
 	size_t big = 64u << 20;
 	int status, fd;
 	pid_t pid;
@@ -494,6 +494,8 @@ static void test_store_no_address_space(void **state)
 	(void)state;
 	if (tu_sanitized_address() || tu_sanitized_thread())
 		tu_skip("sanitizers reserve address space of their own");
+	path = tu_tmp_path("errors-as");
+	empty = tu_tmp_path("errors-as-empty");
 	fd = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	close(fd);
