@@ -46,6 +46,7 @@ static void run_basic(enum pk_mode mode)
 	struct pk_console *con;
 	struct pk_console_stats st;
 	char *text, want[64];
+	const char *p;
 	int i;
 
 	assert_int_equal(init_mode(mode, 256 << 10), 0);
@@ -54,11 +55,17 @@ static void run_basic(enum pk_mode mode)
 	for (i = 0; i < 100; i++)
 		pk_info("line %d\n", i);
 	pk_debug("debug is below the default console_loglevel\n");
+	/* Before any flush: printed already, or being printed. */
+	assert_true(tu_printing_or_caught_up(&con, 1, 10000));
 	assert_int_equal(pk_flush(10000), 0);
 	text = tu_capture_text(cap);
-	for (i = 0; i < 100; i++) {
+	/* In order: each line after the one before, one line each. */
+	for (i = 0, p = text; i < 100; i++) {
 		snprintf(want, sizeof(want), "] line %d\n", i);
-		assert_non_null(strstr(text, want));
+		p = strstr(p, want);
+		assert_non_null(p);
+		assert_int_equal(tu_count(text, want), 1);
+		p += strlen(want);
 	}
 	assert_null(strstr(text, "debug"));
 	assert_true(text[0] == '[' && text[13] == ']');
@@ -103,6 +110,7 @@ static void test_format_loglevel_backlog(void **state)
 	assert_int_equal(pk_console_set_format(cb, 77), -EINVAL);
 	pk_debug("late debug\n");
 	pk_printk(PK_INFO, "tab\there\n");
+	assert_true(tu_printing_or_caught_up((struct pk_console *[]){ ca, cb }, 2, 10000));
 	assert_int_equal(pk_flush(5000), 0);
 	ta = tu_capture_text(a);
 	tb = tu_capture_text(b);
@@ -160,6 +168,7 @@ static void test_drop_notice(void **state)
 	for (i = 0; i < 2000; i++)
 		pk_info("filler %d that takes some room in the store\n", i);
 	assert_int_equal(write(block_fd[1], "x", 1), 1);
+	assert_true(tu_printing_or_caught_up(&con, 1, 10000));
 	assert_int_equal(pk_flush(10000), 0);
 	text = tu_capture_text(cap);
 	assert_non_null(strstr(text, "first"));
@@ -197,6 +206,7 @@ static void test_file_fd_throttle_drivers(void **state)
 	c2 = pk_console_register_driver(&drv, -1);
 	assert_non_null(c2);
 	pk_warn("to file and pipe\n");
+	assert_true(tu_printing_or_caught_up((struct pk_console *[]){ c1, c2 }, 2, 10000));
 	assert_int_equal(pk_flush(5000), 0);
 	text = tu_read_file(path, NULL);
 	assert_non_null(strstr(text, "to file and pipe"));

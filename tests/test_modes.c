@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "flush.h"
@@ -26,15 +28,23 @@ static _Atomic int storm_stop;
 static _Atomic uint64_t storm_calls;
 static _Atomic uint32_t stormer_tids[STORMERS];
 
+/*
+ * @arg: this stormer's slot in stormer_tids; its index is the writer
+ * number in its self-checking lines (tu_make_text: writer, counter,
+ * checksum), which check_text() parses back.
+ */
 static void *stormer(void *arg)
 {
+	_Atomic uint32_t *slot = arg;
+	unsigned w = (unsigned)(slot - stormer_tids);
+	char text[96];
 	uint64_t i;
 
-	if (arg)
-		atomic_store((_Atomic uint32_t *)arg, (uint32_t)syscall(SYS_gettid));
-	for (i = 0; !atomic_load(&storm_stop); i++)
-		pk_info("storm record %llu from a thread that prints in a loop, about 80 bytes\n",
-			(unsigned long long)i);
+	atomic_store(slot, (uint32_t)syscall(SYS_gettid));
+	for (i = 0; !atomic_load(&storm_stop); i++) {
+		tu_make_text(text, sizeof(text), w, i, 36);	/* about 80 bytes a line */
+		pk_info("%s\n", text);
+	}
 	atomic_fetch_add(&storm_calls, i);
 	return NULL;
 }
@@ -153,12 +163,17 @@ static unsigned top_share(int *nthreads, bool *callers_printed)
 	return total ? (unsigned)(top * 100 / total) : 0;
 }
 
-/* Completeness: records printed + filtered + dropped == all stored. */
+/*
+ * Completeness: records printed + filtered + dropped == all stored.  First,
+ * before any flush (which would print a stranded backlog itself): the
+ * console caught up, or is still printing until it does.
+ */
 static void check_complete(struct pk_console *con)
 {
 	struct pk_console_stats st;
 	struct pk_stats ps;
 
+	assert_true(tu_printing_or_caught_up(&con, 1, 10000));
 	assert_int_equal(pk_flush(60000), 0);
 	assert_int_equal(pk_console_stats_get(con, &st), 0);
 	assert_int_equal(pk_stats_get(&ps), 0);
@@ -167,6 +182,35 @@ static void check_complete(struct pk_console *con)
 		      (unsigned long long)st.skipped, (unsigned long long)ps.stored);
 	assert_int_equal(st.records + st.dropped + st.skipped, ps.stored);
 	assert_int_equal(st.next_seq, ps.next_seq);
+}
+
+/*
+ * The text a storm of self-checking lines left on @cap (all the store's
+ * records are such lines, from @writers writers): none corrupt, none
+ * twice, each writer's in order, nothing else; and the lines plus the
+ * drop notices' counts account for every record stored.  After
+ * check_complete().
+ */
+static void check_text(struct pk_console *con, struct tu_capture *cap, unsigned writers)
+{
+	struct pk_console_stats st;
+	struct tu_lines l;
+	struct pk_stats ps;
+	char *text = tu_capture_text(cap);
+	int ret = tu_parse_lines(text, writers, &l);
+
+	free(text);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(pk_stats_get(&ps), 0);
+	print_message("text: %zu lines, %zu drop notices for %llu records, %zu corrupt, "
+		      "%zu repeated, %zu out of order, %zu other; %llu stored\n", l.lines,
+		      l.notices, (unsigned long long)l.dropped, l.corrupt, l.dups, l.disorder,
+		      l.other, (unsigned long long)ps.stored);
+	assert_int_equal(ret, 0);
+	assert_int_equal(l.other, 0);
+	assert_int_equal(l.lines, st.records);
+	assert_int_equal(l.dropped, st.dropped);
+	assert_int_equal(l.lines + l.dropped, ps.stored);
 }
 
 /*
@@ -190,10 +234,15 @@ static unsigned legacy_storm(struct tu_capture *cap, unsigned writes)
 	bool callers;
 
 	init_mode(PK_MODE_LEGACY, 0);
+	pthread_mutex_lock(&cap->lock);
+	cap->len = 0;		/* this run's text only */
+	cap->writes = 0;
+	pthread_mutex_unlock(&cap->lock);
 	con = pk_console_register(&tu_capture_ops, cap, -1);
 	pk_flush_stats_reset();
 	storm_for(0, writes);
 	check_complete(con);
+	check_text(con, cap, STORMERS);
 	share = top_share(&n, &callers);
 	print_message("legacy, a storm of %u console writes: longest stint %u writes, "
 		      "top printer share %u%% over %d threads\n", writes, storm_stint_max, share, n);
@@ -265,6 +314,7 @@ static void test_handoff_spreads_printing(void **state)
 	pk_flush_stats_reset();
 	storm(tu_seconds(1.5));
 	check_complete(con);
+	check_text(con, cap, STORMERS);
 	share = top_share(&n, &callers);
 	assert_int_equal(pk_flush_stats_get(&fs), 0);
 	print_message("handoff: top printer share %u%% over %d threads, %llu handoffs, "
@@ -303,6 +353,7 @@ static void test_thread_callers_never_print(void **state)
 	pk_flush_stats_reset();
 	storm(tu_seconds(1.0));
 	check_complete(con);
+	check_text(con, cap, STORMERS);
 	share = top_share(&n, &callers);
 	print_message("thread: top printer share %u%% over %d threads\n", share, n);
 	assert_int_equal(pk_flush_stats_get(&fs), 0);
@@ -640,18 +691,184 @@ static void run_unregister_storm(enum pk_mode mode)
 	con = pk_console_register(&tu_capture_ops, cap, -1);
 	atomic_store(&storm_stop, 0);
 	for (i = 0; i < 4; i++)
-		pthread_create(&t[i], NULL, stormer, NULL);
+		pthread_create(&t[i], NULL, stormer, (void *)&stormer_tids[i]);
 	pthread_create(&ch, NULL, churn, NULL);
 	pthread_join(ch, NULL);
 	for (i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	check_complete(con);
+	check_text(con, cap, STORMERS);
 	pk_console_unregister(con);
 	tu_capture_free(cap);
 }
 
 static void test_unregister_storm_handoff(void **state) { (void)state; run_unregister_storm(PK_MODE_HANDOFF); }
 static void test_unregister_storm_thread(void **state) { (void)state; run_unregister_storm(PK_MODE_THREAD); }
+
+/*
+ * Filtered and printable levels mixed, with a signal handler that logs:
+ * threads store pk_debug records (below the console's loglevel) and pk_err
+ * ones, and a SIGALRM every 100 us interrupts them to store a pk_info.  A
+ * record a handler stores while its thread is inside pk_printk must still
+ * be printed by someone: the console catches up with no pk_flush, in
+ * every mode.  Writers 0..MIXERS-1 are the threads' pk_err lines, writer
+ * MIXERS + i the handler's on thread i.
+ */
+#define MIXERS 4
+
+static _Thread_local int mix_index = -1;
+static _Thread_local uint64_t mix_handler_count;
+static _Atomic uint64_t mix_debug, mix_printable, mix_failed, mix_handled;
+
+static void on_alarm(int sig)
+{
+	char text[96];
+	int e = errno;
+
+	(void)sig;
+	if (mix_index < 0)
+		return;
+	tu_make_text(text, sizeof(text), MIXERS + (unsigned)mix_index, mix_handler_count++, 8);
+	atomic_fetch_add(&mix_handled, 1);
+	if (pk_info("%s\n", text) > 0)
+		atomic_fetch_add(&mix_printable, 1);
+	else
+		atomic_fetch_add(&mix_failed, 1);
+	errno = e;
+}
+
+static void *mixer(void *arg)
+{
+	sigset_t alrm;
+	char text[96];
+	uint64_t i;
+
+	mix_index = (int)(uintptr_t)arg;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	for (i = 0; !atomic_load(&storm_stop); i++) {
+		if (pk_debug("filtered debug record %llu\n", (unsigned long long)i) > 0)
+			atomic_fetch_add(&mix_debug, 1);
+		else
+			atomic_fetch_add(&mix_failed, 1);
+		if (i % 4)
+			continue;
+		tu_make_text(text, sizeof(text), (unsigned)mix_index, i / 4, 24);
+		if (pk_err("%s\n", text) > 0)
+			atomic_fetch_add(&mix_printable, 1);
+		else
+			atomic_fetch_add(&mix_failed, 1);
+	}
+	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+	return NULL;
+}
+
+/*
+ * The handlers' records are printed by whoever holds the console, a handler
+ * included: a console that only makes async-signal-safe calls (no malloc,
+ * no mutex), appending to one big buffer.
+ */
+#define MIX_CAP ((size_t)64 << 20)
+static char *mix_buf;
+static _Atomic size_t mix_len;
+
+static long mix_write(void *ctx, const char *buf, size_t len)
+{
+	size_t off = atomic_fetch_add(&mix_len, len);
+
+	(void)ctx;
+	if (off + len < MIX_CAP)
+		memcpy(mix_buf + off, buf, len);
+	return (long)len;
+}
+
+static const struct pk_console_ops mix_ops = { .name = "sigsafe", .write = mix_write };
+
+static void run_mixed_signal_storm(enum pk_mode mode)
+{
+	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct pk_console_stats st;
+	struct pk_console *con;
+	struct sigaction sa;
+	struct tu_lines l;
+	struct pk_stats ps;
+	sigset_t alrm, old;
+	pthread_t t[MIXERS];
+	char *text;
+	uintptr_t i;
+
+	init_mode(mode, mode == PK_MODE_HANDOFF ? PK_PRINT_BUDGET_DEFAULT_US : 0);
+	mix_buf = mmap(NULL, MIX_CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mix_buf != MAP_FAILED);
+	atomic_store(&mix_len, 0);
+	con = pk_console_register(&mix_ops, NULL, PK_DEBUG);	/* not debug */
+	atomic_store(&mix_debug, 0);
+	atomic_store(&mix_printable, 0);
+	atomic_store(&mix_failed, 0);
+	atomic_store(&mix_handled, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	/* Only the mixers take the signal: they unblock it themselves. */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &old);
+	atomic_store(&storm_stop, 0);
+	for (i = 0; i < MIXERS; i++)
+		pthread_create(&t[i], NULL, mixer, (void *)i);
+	setitimer(ITIMER_REAL, &it, NULL);
+	usleep((useconds_t)(tu_seconds(0.5) * 1e6));	/* how long the storm lasts */
+	atomic_store(&storm_stop, 1);
+	for (i = 0; i < MIXERS; i++)
+		pthread_join(t[i], NULL);
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_IGN);	/* discards one still pending */
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signal(SIGALRM, SIG_DFL);
+
+	/* Before any flush: nothing stranded with nobody printing. */
+	assert_true(tu_printing_or_caught_up(&con, 1, 10000));
+	assert_int_equal(pk_flush(60000), 0);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(pk_stats_get(&ps), 0);
+	assert_true(atomic_load(&mix_len) < MIX_CAP);
+	text = mix_buf;
+	text[atomic_load(&mix_len)] = '\0';
+	tu_parse_lines(text, 2 * MIXERS, &l);
+	assert_int_equal(tu_count(text, "filtered debug"), 0);
+	print_message("mixed storm: %llu records from the handler; "
+		      "%llu debug and %llu printable stored, %llu calls failed "
+		      "(%llu lost, %llu found no slot); %llu stored in all; "
+		      "%zu lines, %llu dropped in %zu notices, %llu filtered; %zu corrupt, "
+		      "%zu repeated, %zu out of order, %zu other\n",
+		      (unsigned long long)atomic_load(&mix_handled),
+		      (unsigned long long)atomic_load(&mix_debug),
+		      (unsigned long long)atomic_load(&mix_printable),
+		      (unsigned long long)atomic_load(&mix_failed), (unsigned long long)ps.lost,
+		      (unsigned long long)ps.reserve_failed, (unsigned long long)ps.stored,
+		      l.lines, (unsigned long long)l.dropped, l.notices,
+		      (unsigned long long)st.skipped, l.corrupt, l.dups, l.disorder, l.other);
+	assert_int_equal(l.corrupt + l.dups + l.disorder + l.other, 0);
+	/* A call that failed may have used a seq: a record overrun before its commit. */
+	assert_true(ps.stored >= atomic_load(&mix_debug) + atomic_load(&mix_printable));
+	assert_true(ps.stored <= atomic_load(&mix_debug) + atomic_load(&mix_printable) +
+				 atomic_load(&mix_failed));
+	assert_int_equal(l.lines, st.records);
+	assert_int_equal(l.dropped, st.dropped);
+	/* Drops may include filtered records: the three together are all. */
+	assert_int_equal(l.lines + l.dropped + st.skipped, ps.stored);
+	assert_true(l.lines <= atomic_load(&mix_printable));
+	assert_true(st.skipped <= atomic_load(&mix_debug));
+	assert_true(atomic_load(&mix_handled) > 0);
+	pk_console_unregister(con);
+	munmap(mix_buf, MIX_CAP);
+}
+
+static void test_mixed_signal_storm_handoff(void **state) { (void)state; run_mixed_signal_storm(PK_MODE_HANDOFF); }
+static void test_mixed_signal_storm_legacy(void **state) { (void)state; run_mixed_signal_storm(PK_MODE_LEGACY); }
+static void test_mixed_signal_storm_thread(void **state) { (void)state; run_mixed_signal_storm(PK_MODE_THREAD); }
 
 int main(int argc, char **argv)
 {
@@ -673,6 +890,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_emergency_storm_thread, teardown),
 		cmocka_unit_test_teardown(test_unregister_storm_handoff, teardown),
 		cmocka_unit_test_teardown(test_unregister_storm_thread, teardown),
+		cmocka_unit_test_teardown(test_mixed_signal_storm_handoff, teardown),
+		cmocka_unit_test_teardown(test_mixed_signal_storm_legacy, teardown),
+		cmocka_unit_test_teardown(test_mixed_signal_storm_thread, teardown),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

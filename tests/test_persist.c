@@ -512,6 +512,22 @@ static void test_shared_store(void **state)
  * shared store, and each record reaches the shared console file once,
  * printed by the process that stored it.  In every mode.
  */
+/* One past this process's last record in the store file @path (0: none). */
+static uint64_t own_end(const char *path)
+{
+	struct pk_reader *r = pk_reader_open_file(path);
+	struct pk_record rec;
+	uint64_t end = 0;
+
+	if (!r)
+		return 0;
+	while (pk_reader_next(r, &rec) == 1)
+		if (rec.pid == (uint32_t)getpid())
+			end = rec.seq + 1;
+	pk_reader_close(r);
+	return end;
+}
+
 static void test_consoles_print_own_records(void **state)
 {
 	static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_THREAD };
@@ -521,8 +537,10 @@ static void test_consoles_print_own_records(void **state)
 	struct pk_config cfg;
 	struct pk_reader *r;
 	struct pk_record rec;
+	struct pk_console_driver null_drv;
+	struct pk_console *watch;
 	unsigned m;
-	int i, status, parent_recs, child_recs;
+	int i, status, parent_recs, child_recs, null_fd;
 	pid_t pid;
 
 	(void)state;
@@ -542,13 +560,37 @@ static void test_consoles_print_own_records(void **state)
 		cfg.mode = modes[m];
 		assert_int_equal(pk_init(&cfg), 0);
 		assert_int_equal(pk_console_register_spec(spec), 1);
+		/* A console to watch: a lock-free one, safe to use after fork(). */
+		null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		assert_true(null_fd >= 0);
+		assert_int_equal(pk_console_fd_make(null_fd, &null_drv), 0);
+		watch = pk_console_register_driver(&null_drv, -1);
+		assert_non_null(watch);
 		pk_printk(PK_INFO, "before fork\n");
 		pid = tu_fork();
 		assert_true(pid >= 0);
 		for (i = 0; i < 200; i++)
 			pk_printk(PK_INFO, "%s %d\n", pid ? "parent" : "child", i);
-		if (pid == 0)
+		/*
+		 * Before any flush: each process's own records printed, or being
+		 * printed (the other's are the other's to print).
+		 */
+		if (pid == 0) {
+			/*
+			 * Not under ThreadSanitizer, where the child runs no library
+			 * thread: there a legacy child's records can stand unprinted
+			 * until its pk_flush, a fault of the library still to be
+			 * fixed; the check belongs there too once it is.
+			 */
+			if (!tu_sanitized_thread() &&
+			    !tu_printing_or_caught_up_to(&watch, 1, own_end(path), 10000)) {
+				print_message("%s mode: the child's records stranded\n",
+					      mode_names[modes[m]]);
+				_exit(2);
+			}
 			_exit(pk_flush(10000) == 0 ? 0 : 1);
+		}
+		assert_true(tu_printing_or_caught_up_to(&watch, 1, own_end(path), 10000));
 		snprintf(what, sizeof(what), "own records, %s mode: the child", mode_names[modes[m]]);
 		tu_waitpid(pid, &status, CHILD_MS, what);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -571,6 +613,7 @@ static void test_consoles_print_own_records(void **state)
 		assert_int_equal(parent_recs, 200);
 		assert_int_equal(child_recs, 200);
 		pk_shutdown();
+		close(null_fd);
 
 		/* The console file: each record once, nothing of the earlier run. */
 		text = tu_read_file(out, NULL);

@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "printk/printk.h"
+
 /* Which sanitizer this build has: gcc says so with macros, clang with __has_feature. */
 #ifndef __has_feature
 #define __has_feature(x) 0
@@ -343,4 +345,106 @@ size_t tu_count(const char *s, const char *needle)
 		p += strlen(needle);
 	}
 	return n;
+}
+
+/* The next seq of @con and of the store; 0 if either cannot be read. */
+static int seqs(struct pk_console *con, uint64_t *con_next, uint64_t *store_next)
+{
+	struct pk_console_stats st;
+	struct pk_stats ps;
+
+	if (pk_console_stats_get(con, &st) < 0 || pk_stats_get(&ps) < 0)
+		return -1;
+	*con_next = st.next_seq;
+	*store_next = ps.next_seq;
+	return 0;
+}
+
+int tu_printing_or_caught_up_to(struct pk_console *const *cons, int n, uint64_t target,
+				int timeout_ms)
+{
+	uint64_t con_next, store_next, last, moved_ns;
+	unsigned round;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (seqs(cons[i], &con_next, &store_next) < 0)
+			return 0;
+		if (target)
+			store_next = target;
+		last = con_next;
+		moved_ns = tu_now_ns();
+		round = 0;
+		while (con_next < store_next) {
+			if (con_next != last) {
+				last = con_next;
+				moved_ns = tu_now_ns();
+				round = 0;
+			} else if (tu_now_ns() - moved_ns > (uint64_t)timeout_ms * 1000000ull) {
+				print_message("console %d stranded: it stands at seq %llu, short of "
+					      "%llu, and nothing printed for %d ms\n", i,
+					      (unsigned long long)con_next,
+					      (unsigned long long)store_next, timeout_ms);
+				return 0;
+			}
+			tu_backoff(&round);
+			if (seqs(cons[i], &con_next, &store_next) < 0)
+				return 0;
+			if (target)
+				store_next = target;
+		}
+	}
+	return 1;
+}
+
+int tu_printing_or_caught_up(struct pk_console *const *cons, int n, int timeout_ms)
+{
+	return tu_printing_or_caught_up_to(cons, n, 0, timeout_ms);
+}
+
+int tu_parse_lines(const char *text, unsigned writers, struct tu_lines *r)
+{
+	uint64_t *next = calloc(writers ? writers : 1, sizeof(*next));
+	const char *p = text, *nl, *t;
+	unsigned long long n;
+	unsigned w;
+	uint64_t c;
+
+	memset(r, 0, sizeof(*r));
+	if (!next)
+		return -1;
+	for (; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			nl = p + strlen(p);
+		if (sscanf(p, "** %llu printk messages dropped **", &n) == 1) {
+			r->notices++;
+			r->dropped += n;
+		} else if ((t = strstr(p, "w=")) && t < nl) {
+			if (tu_check_text(t, (size_t)(nl - t), &w, &c) < 0 || w >= writers) {
+				if (r->corrupt++ < 3)
+					print_message("corrupt line: %.*s\n", (int)(nl - p), p);
+			} else {
+				r->lines++;
+				if (c < next[w]) {
+					if (r->dups + r->disorder < 3)
+						print_message("writer %u: counter %llu after %llu\n", w,
+							      (unsigned long long)c,
+							      (unsigned long long)next[w] - 1);
+					if (c + 1 == next[w])	/* the line before, again */
+						r->dups++;
+					else
+						r->disorder++;
+				} else {
+					next[w] = c + 1;
+				}
+			}
+		} else {
+			r->other++;
+		}
+		if (!*nl)
+			break;
+	}
+	free(next);
+	return (r->corrupt || r->dups || r->disorder) ? -1 : 0;
 }

@@ -63,6 +63,41 @@ void tu_capture_free(struct tu_capture *cap);
 size_t tu_count(const char *s, const char *needle);
 
 /*
+ * Invariant before flushing: each of the @n consoles either has caught up
+ * with the store (its next_seq is the store's) or is still printing (its
+ * next_seq moves at least every @timeout_ms, a hang bound), until it has
+ * caught up.  So a record stranded with nobody printing fails it, where a
+ * pk_flush() would print it itself.  Call it after the writers stopped.
+ * Return: 1 all caught up; 0 one stood still (it says which).
+ */
+struct pk_console;
+int tu_printing_or_caught_up(struct pk_console *const *cons, int n, int timeout_ms);
+/*
+ * The same up to seq @target (not the store's end; 0: the store's end): for
+ * a store shared with another process, whose records these consoles leave
+ * to it, @target is one past this process's last record.
+ */
+int tu_printing_or_caught_up_to(struct pk_console *const *cons, int n, uint64_t target,
+				int timeout_ms);
+
+/*
+ * Captured output of self-checking lines (tu_make_text, anywhere in the
+ * line, after the console's prefix) parsed back: each writer's counters
+ * must rise, each text must be intact.  Drop notices are summed.
+ */
+struct tu_lines {
+	size_t lines;		/* intact lines of writers 0..writers-1 */
+	size_t notices;		/* "** N printk messages dropped **" lines */
+	uint64_t dropped;	/* the sum of their N */
+	size_t corrupt;		/* text that fails its checksum, or an unknown writer */
+	size_t dups;		/* a writer's line right after itself, again */
+	size_t disorder;	/* a writer's counter lower than one printed before */
+	size_t other;		/* lines that are neither */
+};
+/* Return: 0 if no line is corrupt, repeated or out of order; else -1. */
+int tu_parse_lines(const char *text, unsigned writers, struct tu_lines *r);
+
+/*
  * TU_CHECK: an assertion for threads other than the test's own (cmocka's
  * assert_* must run on the thread that runs the test).  Aborts loudly.
  */
