@@ -33,7 +33,7 @@ coverage: deps
 	@cmake --build $(COVBUILD) -j $(JOBS)
 	@find $(COVBUILD) -name '*.gcda' -delete
 	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_' $(CTEST_FLAGS)
-	gcovr -r . --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
+	gcovr -r . $(COVBUILD) --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
 		--exclude 'src/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
 
 demo: build
