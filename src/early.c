@@ -25,15 +25,17 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format.h"
 #include "internal.h"
 
-#define EARLY_DATA_LOG2	14u	/* 16 KiB of text: some 150 records */
+#define EARLY_DATA_LOG2	16u	/* 64 KiB of text: some 500 records; untouched pages cost nothing */
 #define EARLY_DESC_LOG2	(EARLY_DATA_LOG2 - PK_RING_DESC_SHIFT)
 #define EARLY_DESCS	(1u << EARLY_DESC_LOG2)
 #define EARLY_DATA	(1u << EARLY_DATA_LOG2)
+#define EARLY_STALL_NS	(20 * 1000000ull)	/* migration waits this long for a record */
 
 static struct {
 	struct pk_ring_hdr h;
@@ -56,7 +58,7 @@ _Static_assert(sizeof(region) == PK_RING_HDR_SIZE + 8u * EARLY_DESCS + EARLY_DAT
 	       "the early region is laid out as a store region");
 
 /* Seq of the next early record to move into the configured store. */
-static uint64_t migrated;
+static _Atomic uint64_t migrated;
 
 /* A view of the region; building one only reads it.  Async-signal-safe. */
 static void view(struct pk_ring *ring)
@@ -89,11 +91,11 @@ bool pk__early_init_safe_here(void)
 	return true;
 }
 
-int pk__early_store(int level, unsigned flags, const char *text, size_t len)
+int pk__early_store(int level, unsigned flags, const char *text, size_t len, uint64_t *seqp)
 {
 	struct pk_ring ring;
 	struct pk_ring_meta m;
-	uint64_t seq;
+	int ret;
 
 	view(&ring);
 	if (len > PK_RECORD_MAX) {
@@ -107,38 +109,119 @@ int pk__early_store(int level, unsigned flags, const char *text, size_t len)
 	m.facility = 1;		/* LOG_USER, the default */
 	/* Nothing extends an early record: it is complete as it is. */
 	m.flags = (uint16_t)(flags & ~PK_REC_NOEOL);
-	return pk__ring_write(&ring, &m, text, (uint32_t)len, false, &seq);
+	ret = pk__ring_write(&ring, &m, text, (uint32_t)len, false, seqp);
+	return ret;
+}
+
+void pk__early_settle(uint64_t last)
+{
+	struct timespec nap = { 0, 20000 };
+	unsigned i;
+
+	/*
+	 * This thread stored early records, the last one @last, and the
+	 * library is now ready: they must reach the configured store before
+	 * its next record does, or its records would come out of order.
+	 * Bounded: a signal handler that interrupted this very thread's
+	 * migration gives up after some 20 ms.
+	 */
+	for (i = 0; i < 1000 && atomic_load_explicit(&migrated, memory_order_acquire) <= last; i++) {
+		if (pk__early_migrate())
+			continue;
+		nanosleep(&nap, NULL);	/* another thread is migrating */
+	}
 }
 
 bool pk__early_pending(void)
 {
-	return atomic_load_explicit(&region.h.seq_head, memory_order_acquire) > migrated;
+	return atomic_load_explicit(&region.h.seq_head, memory_order_acquire) >
+	       atomic_load_explicit(&migrated, memory_order_acquire);
 }
 
-uint64_t pk__early_migrate(void)
+static _Atomic int migrating;
+
+static uint64_t migrate_once(void)
 {
 	struct pk_ring ring;
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
-	uint64_t moved = 0, seq;
+	struct timespec nap = { 0, 50000 };
+	uint64_t moved = 0, seq, waited = 0, from;
 
-	if (!pk__early_pending())
-		return 0;
 	view(&ring);
 	pk__ring_reader_init(&rd, &ring, false);
-	if (rd.next < migrated)
-		rd.next = migrated;
-	/* A record a handler left half-written holds up nothing. */
-	rd.stall_limit_ns = 0;
-	while (pk__ring_read(&rd, &rec) == 1) {
-		if (pk__ring_write(&pk__g.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
-			moved++;
+	from = atomic_load_explicit(&migrated, memory_order_relaxed);
+	if (rd.next < from)
+		rd.next = from;
+	/*
+	 * A record another thread is writing right now commits within
+	 * microseconds: wait for it, a bounded time.  One a handler left
+	 * half-written (its thread never returns to it) is skipped then.
+	 * The migrating thread never has one of its own in progress: it is
+	 * not in a handler (pk_init and the flushes are not called there).
+	 */
+	rd.stall_limit_ns = EARLY_STALL_NS;
+	for (;;) {
+		if (pk__ring_read(&rd, &rec) == 1) {
+			if (pk__ring_write(&pk__g.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
+				moved++;
+			continue;
+		}
+		if (rd.next >= pk__ring_next_seq(&ring) || waited >= 2 * EARLY_STALL_NS)
+			break;
+		nanosleep(&nap, NULL);
+		waited += (uint64_t)nap.tv_nsec;
+		if (waited >= EARLY_STALL_NS)
+			rd.stall_limit_ns = 0;	/* skip what is still in progress */
 	}
-	/* Records lost in the early store are lost for good: count them. */
-	if (rd.next - migrated > moved)
-		atomic_fetch_add_explicit(&pk__g.ring.h->lost, rd.next - migrated - moved,
-					  memory_order_relaxed);
-	migrated = rd.next;
+	/*
+	 * Records lost in the early store (overwritten before the library was
+	 * set up) are lost for good: count them, and say so in-band.
+	 */
+	if (rd.next - from > moved) {
+		struct pk_ring_meta m = { 0 };
+		char note[96];
+		uint64_t n = rd.next - from - moved;
+		int len;
+
+		atomic_fetch_add_explicit(&pk__g.ring.h->lost, n, memory_order_relaxed);
+		len = pk__stbsp_snprintf(note, (int)sizeof(note),
+					 "** %llu printk messages dropped before libprintk was set up **",
+					 (unsigned long long)n);
+		m.ts_ns = pk__now_ns();
+		m.tid = pk__tid();
+		m.pid = (uint32_t)syscall(SYS_getpid);
+		m.level = PK_WARNING;
+		m.facility = 1;
+		pk__ring_write(&pk__g.ring, &m, note, (uint32_t)len, false, &seq);
+	}
+	/* Release: a thread that sees its record passed sees it stored (settle). */
+	atomic_store_explicit(&migrated, rd.next, memory_order_release);
+	return moved;
+}
+
+uint64_t pk__early_migrate(void)
+{
+	uint64_t moved = 0;
+	int round, idle;
+
+	/*
+	 * One migrator at a time (pk_init, the exit flush, or a caller that
+	 * stored early and then found the library ready).  A caller that
+	 * finds another at work leaves it to that one, which looks again
+	 * after letting go: a record stored meanwhile is not left behind.
+	 * A record still in progress at the end is taken next time.
+	 */
+	for (round = 0; round < 3 && pk__early_pending(); round++) {
+		idle = 0;
+		/* LMM(early:A): acquire/release: the migrators' `migrated` passes along. */
+		if (!atomic_compare_exchange_strong_explicit(&migrating, &idle, 1,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			break;
+		moved += migrate_once();
+		atomic_store_explicit(&migrating, 0, memory_order_release);
+	}
 	return moved;
 }
 
@@ -152,10 +235,11 @@ void pk__early_print_raw(int fd)
 	char buf[PK_RECORD_MAX + 128];
 	size_t n;
 
+	/* Panic: whoever was migrating will not finish (other threads are stopped out). */
 	view(&ring);
 	pk__ring_reader_init(&rd, &ring, true);	/* nobody finishes a record now */
-	if (rd.next < migrated)
-		rd.next = migrated;
+	if (rd.next < atomic_load_explicit(&migrated, memory_order_relaxed))
+		rd.next = atomic_load_explicit(&migrated, memory_order_relaxed);
 	fo.fmt = PK_FMT_HUMAN | PK_FMT_F_ESCAPE;
 	while (pk__ring_read(&rd, &rec) == 1) {
 		memset(&r, 0, sizeof(r));
@@ -171,5 +255,5 @@ void pk__early_print_raw(int fd)
 		if (write(fd, buf, n) < 0)
 			break;
 	}
-	migrated = rd.next;
+	atomic_store_explicit(&migrated, rd.next, memory_order_relaxed);
 }

@@ -447,6 +447,9 @@ static void *rescue_main(void *arg)
 	pk__self.printer = true;
 	tid = pk__tid();
 	while (!atomic_load_explicit(&F.rescue_stop, memory_order_acquire)) {
+		/* Early records whose writer found a migration under way. */
+		if (pk__early_pending())
+			pk__early_migrate();
 		w = atomic_load_explicit(&F.rescue_wake, memory_order_acquire);
 		atomic_store_explicit(&F.rescue_sleeping, 1, memory_order_seq_cst);
 		if ((!pending_any() &&
@@ -929,6 +932,7 @@ int pk_flush(int timeout_ms)
 		return ret == -ENODEV ? 0 : ret;
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return -EDEADLK;	/* called from inside a console write */
+	pk__early_migrate();	/* a first call that lost the race with pk_init() */
 	pk__ring_finalize_last(&pk__g.ring);
 	return flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
 }
@@ -939,6 +943,7 @@ static void exit_flush(void)
 		return;
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
+	pk__early_migrate();	/* a straggler of the first call's race */
 	pk__ring_finalize_last(&pk__g.ring);
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console

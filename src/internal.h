@@ -46,6 +46,8 @@ struct pk__thread {
 	 */
 	unsigned wdepth;
 	uint64_t wseq[4];
+	bool early_stored;	/* stored into the early store (pk__early_settle) */
+	uint64_t early_seq;	/* the last of those */
 };
 
 #define PK__NO_SEQ UINT64_MAX
@@ -90,12 +92,14 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 /* early.c: the static early store (see there) */
 /* May this thread initialise now (it is not, as far as can be told, in a signal handler)? */
 bool pk__early_init_safe_here(void);
-/* Store a record in the early store.  Async-signal-safe.  0 or -ENOBUFS. */
-int pk__early_store(int level, unsigned flags, const char *text, size_t len);
+/* Store a record in the early store (its seq in *@seq).  Async-signal-safe.  0 or -ENOBUFS. */
+int pk__early_store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
 /* Are there early records not yet moved into the configured store? */
 bool pk__early_pending(void);
 /* Move them into pk__g.ring (initialising, or just initialised).  Return: records moved. */
 uint64_t pk__early_migrate(void);
+/* This thread stored early records: see them moved before it stores directly. */
+void pk__early_settle(uint64_t last);
 /* Panic or crash before initialisation: write them to @fd.  Async-signal-safe. */
 void pk__early_print_raw(int fd);
 

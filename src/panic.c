@@ -67,7 +67,7 @@ static void store_line(const char *text, size_t len)
 	if (ready())
 		pk__store(PK_EMERG, 0, text, len, NULL);
 	else
-		pk__early_store(PK_EMERG, 0, text, len);
+		pk__early_store(PK_EMERG, 0, text, len, NULL);
 }
 
 static int fmt_line(char *buf, size_t size, const char *fmt, ...)

@@ -385,8 +385,25 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	}
 
 	if (early) {
-		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), buf, len);
+		uint64_t eseq = PK__NO_SEQ;
+
+		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), buf, len, &eseq);
+		if (eseq != PK__NO_SEQ) {
+			pk__self.early_seq = eseq;
+			pk__self.early_stored = true;
+		}
+		/*
+		 * The library may have become ready since we looked, and moved
+		 * the early records before ours arrived: move it ourselves.
+		 */
+		if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY &&
+		    pk__early_migrate())
+			pk__flush_kick();
 		return ret < 0 ? ret : (int)len;
+	}
+	if (__builtin_expect(pk__self.early_stored, 0)) {
+		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
+		pk__self.early_stored = false;
 	}
 	pk__self.in_printk++;
 	if (cont && pk__self.open_valid) {
