@@ -256,11 +256,12 @@ static uint64_t pp_done(void)
 	return total;
 }
 
+/* The first record the console is offered blocks its write() for ever. */
 static enum fc_fault block_first(const struct fc_console *fc, unsigned w, uint64_t c)
 {
-	(void)fc;
 	(void)w;
-	return c == 0 ? FC_BLOCK : FC_NONE;
+	(void)c;
+	return fc->test_records == 1 ? FC_BLOCK : FC_NONE;
 }
 
 static bool panic_parked_run(struct trun *r)
@@ -282,6 +283,7 @@ static bool panic_parked_run(struct trun *r)
 		static _Atomic int go;
 		struct sigaction sa;
 		struct rng g = { r->seed ^ 0xabcdef };
+		struct fc_console *fc = NULL;
 		char line[256];
 		unsigned w, k;
 		uint64_t c;
@@ -292,8 +294,11 @@ static bool panic_parked_run(struct trun *r)
 		sigaction(SIGUSR1, &sa, NULL);
 		tt_child_init(r->mode, 0, 1 << 20, NULL);
 		add_file_console(path);
-		if (blocked && !pk_console_register(&fc_ops, fc_new(block_first, 0), -1))
-			_exit(91);
+		if (blocked) {
+			fc = fc_new(block_first, 0);
+			if (!pk_console_register(&fc_ops, fc, -1))
+				_exit(91);
+		}
 		for (w = 0; w < PP_W; w++) {
 			pp_ws[w].w = w;
 			pp_ws[w].seed = r->seed ^ (0x51ed27u * (w + 1));
@@ -305,6 +310,14 @@ static bool panic_parked_run(struct trun *r)
 		atomic_store(&go, 1);
 		if (!tu_wait_until(pp_done() >= warm, 20000))
 			_exit(4);
+		/*
+		 * A thread (a writer or a printer) is stuck in the blocking
+		 * write() before the panic: otherwise the panicking thread
+		 * would be the first to call it and block for ever itself,
+		 * which nothing can prevent.
+		 */
+		if (blocked && !tu_wait_until(atomic_load(&fc->blocks) > 0, 20000))
+			_exit(6);
 		for (k = 0; k < parked; k++) {
 			volatile uint64_t i, spin = rng_below(&g, 20000);
 
