@@ -741,6 +741,40 @@ int pk__flush_direct(enum pk__prio prio)
 	return printed;
 }
 
+bool pk__flush_seqs_intact(uint64_t first, uint64_t last)
+{
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint64_t want = first;
+
+	pk__ring_reader_init(&rd, &pk__g.ring, false);
+	rd.next = first;
+	rd.stall_limit_ns = 0;
+	while (want <= last && pk__ring_read(&rd, &rec) == 1 && rec.seq == want)
+		want++;
+	return want > last;
+}
+
+void pk__flush_write_all(const char *buf, size_t len)
+{
+	struct pk_console *c;
+	size_t done;
+	long n;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		for (done = 0; c->ops->write_atomic && done < len; done += (size_t)n) {
+			n = c->ops->write_atomic(c->ctx, buf + done, len - done);
+			if (n <= 0)
+				break;
+		}
+		pk__con_put(i);
+	}
+}
+
 /* ---- the entry points ---- */
 
 /* Must a caller whose record no console prints take part anyway? */

@@ -31,6 +31,13 @@ void pk__flush_atfork_child(void);
  */
 #include "conlock.h"
 int pk__flush_direct(enum pk__prio prio);
+/*
+ * Panic only: are records @first..@last all intact in the store?  And
+ * write @buf to every console that has write_atomic(), as it is.
+ * Async-signal-safe.
+ */
+bool pk__flush_seqs_intact(uint64_t first, uint64_t last);
+void pk__flush_write_all(const char *buf, size_t len);
 /* The highest loglevel any console prints below (cached). */
 int pk__flush_max_loglevel(void);
 

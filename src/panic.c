@@ -58,16 +58,59 @@ static bool ready(void)
 }
 
 /*
+ * The report as the panicking thread stored it, and its seqs: a writer
+ * that another thread left preempted in the middle of a record (before
+ * the panic kept the others out of the store) can come back and store
+ * into the space the report took, destroying it.  check_report() finds
+ * that and writes this copy instead.  Only the panicking thread writes it.
+ */
+static char report[8192];
+static size_t report_len;
+static uint64_t report_first = PK__NO_SEQ, report_last;
+
+/*
  * Store one line as an emergency record without flushing; before the
  * library is initialised (never done from here: this may be a signal
- * handler), in the early store.
+ * handler), in the early store.  @mine: a line of this thread's report.
  */
-static void store_line(const char *text, size_t len)
+static void store_one(const char *text, size_t len, bool mine)
 {
+	uint64_t seq = PK__NO_SEQ;
+
 	if (ready())
-		pk__store(PK_EMERG, 0, text, len, NULL);
+		pk__store(PK_EMERG, 0, text, len, &seq);
 	else
 		pk__early_store(PK_EMERG, 0, text, len, NULL);
+	if (!mine)
+		return;
+	if (report_len + len + 1 <= sizeof(report)) {
+		memcpy(report + report_len, text, len);
+		report_len += len;
+		report[report_len++] = '\n';
+	}
+	if (seq != PK__NO_SEQ) {
+		if (report_first == PK__NO_SEQ)
+			report_first = seq;
+		report_last = seq;
+	}
+}
+
+static void store_line(const char *text, size_t len)
+{
+	store_one(text, len, true);
+}
+
+/* After printing: was the report stored intact?  If not, write our copy. */
+static void check_report(void)
+{
+	static const char note[] = "** the crash report was damaged in the store by a writer "
+				   "preempted mid-record; as written: **\n";
+
+	if (!ready() || report_first == PK__NO_SEQ ||
+	    pk__flush_seqs_intact(report_first, report_last))
+		return;
+	pk__flush_write_all(note, sizeof(note) - 1);
+	pk__flush_write_all(report, report_len);
 }
 
 static int fmt_line(char *buf, size_t size, const char *fmt, ...)
@@ -163,7 +206,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 		goto die;		/* panic while panicking: just go */
 	if (!panic_begin(tid)) {
 		/* Someone else panics: leave our reason in the store and wait. */
-		store_line(buf, (size_t)n);
+		store_one(buf, (size_t)n, false);
 		wait_for_other_panic();
 		goto die;
 	}
@@ -171,6 +214,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 	store_line(line, (size_t)fmt_line(line, sizeof(line), "Kernel panic - not syncing: %s", buf));
 	store_backtrace(1);
 	flush_everything();
+	check_report();
 die:
 	coverage_dump();
 	/* The abort() below must not run our crash handler again. */
@@ -240,6 +284,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 	store_line(line, (size_t)l);
 	store_backtrace(1);
 	flush_everything();
+	check_report();
 	errno = saved;
 	reraise(sig);
 }

@@ -515,7 +515,15 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 
 	/* LMM(write:D) */
 	pk__fence_release();
-	put_block(ring, lpos, seq, meta, text, len);
+	/*
+	 * A writer preempted for a whole lap of the data ring since write:B
+	 * would store into space that newer, committed records hold, and
+	 * destroy them (their checksum then fails).  Its own record is lost
+	 * anyway (readers find its block overwritten): leave the space alone.
+	 * A hint (relaxed): a lap during put_block() itself still does harm.
+	 */
+	if (atomic_load_explicit(&h->lpos_head, memory_order_relaxed) - lpos <= ring->data_size - size)
+		put_block(ring, lpos, seq, meta, text, len);
 	return commit(ring, seq, claimed, open);
 }
 

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flush.h"
 #include "internal.h"
 #include "printk/console.h"
 #include "printk/printk.h"
@@ -663,6 +664,36 @@ static void test_old_owner_silent_after_takeover(void **state)
 	}
 }
 
+/* ---- the crash report's own check: damaged records are found ---- */
+
+static void intact_child(enum pk_mode mode)
+{
+	uint64_t first, i;
+	_Atomic uint64_t *w;
+
+	init_mode(mode, 64 << 10);
+	first = pk__ring_next_seq(&pk__g.ring);
+	for (i = 0; i < 3; i++)
+		pk_err("report line %llu with some text to damage\n", (unsigned long long)i);
+	TU_CHECK(pk__flush_seqs_intact(first, first + 2));
+	/*
+	 * What a writer preempted for a lap does: store into the space of a
+	 * committed record.  Every record's text lies in the first lap here.
+	 */
+	for (w = pk__g.ring.data, i = 0; i < 64; i++, w++)
+		if (atomic_load(w) != 0)
+			atomic_store(w, atomic_load(w) ^ 0x5a5a5a5a5a5a5a5aull);
+	TU_CHECK(!pk__flush_seqs_intact(first, first + 2));
+	TU_CHECK(!pk__flush_seqs_intact(first + 2, first + 3));	/* not stored yet */
+	_exit(0);
+}
+
+static void test_report_check_finds_damage(void **state)
+{
+	(void)state;
+	expect_exit0("intact", PK_MODE_HANDOFF, in_child("intact", PK_MODE_HANDOFF, intact_child, NULL));
+}
+
 /* ---- dlclose of a plugin that runs libprintk's threads ---- */
 
 static void dlclose_child(enum pk_mode mode)
@@ -703,6 +734,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fork_shared_store),
 		cmocka_unit_test(test_filtered_flood_counts_nothing_dropped),
 		cmocka_unit_test(test_old_owner_silent_after_takeover),
+		cmocka_unit_test(test_report_check_finds_damage),
 		cmocka_unit_test(test_dlclose_plugin),
 	};
 
