@@ -52,6 +52,7 @@ struct writer {
 	struct acc *acc;
 	uint64_t count;			/* records to log */
 	uint64_t crash_at;		/* crash once counter crash_at - 1 is stored; 0: never */
+	bool linger;			/* once done, wait for a signal instead of ending */
 	_Atomic int inside;		/* inside pk_printk() now */
 	_Atomic uint64_t done;		/* calls made */
 	_Atomic int *go;
@@ -81,15 +82,18 @@ static void *writer_main(void *arg)
 		if (wr->crash_at && c + 1 == wr->crash_at)
 			tt_crash_now();
 	}
+	while (wr->linger)
+		pause();	/* a signal aimed at this thread must still find it */
 	return NULL;
 }
 
 static void start_writers(struct writer *ws, unsigned n, struct acc *a, uint64_t seed, uint64_t count,
-			  _Atomic int *go, _Atomic int *stop)
+			  _Atomic int *go, _Atomic int *stop, bool linger)
 {
 	unsigned w;
 
 	for (w = 0; w < n; w++) {
+		ws[w].linger = linger;
 		ws[w].w = w;
 		ws[w].seed = seed ^ (0x51ed27u * (w + 1));
 		ws[w].acc = a;
@@ -121,7 +125,7 @@ static bool crash_run(struct trun *r)
 		tt_child_init(r->mode, PK_CFG_CRASH_HANDLER, 1 << 20, NULL);
 		add_file_console(path);
 		ws[victim].crash_at = after + 1;
-		start_writers(ws, CR_W, a, r->seed, CR_C, &go, NULL);
+		start_writers(ws, CR_W, a, r->seed, CR_C, &go, NULL, false);
 		atomic_store(&go, 1);
 		for (w = 0; w < CR_W; w++)
 			pthread_join(ws[w].thread, NULL);
@@ -183,7 +187,7 @@ static bool sigabrt_run(struct trun *r)
 
 		tt_child_init(r->mode, PK_CFG_CRASH_HANDLER, 1 << 20, NULL);
 		add_file_console(path);
-		start_writers(ws, SA_W, a, r->seed, SA_C, &go, NULL);
+		start_writers(ws, SA_W, a, r->seed, SA_C, &go, NULL, true);
 		atomic_store(&go, 1);
 		if (!tu_wait_until(atomic_load(&ws[target].done) >= warm, 20000))
 			_exit(4);
@@ -305,6 +309,7 @@ static bool panic_parked_run(struct trun *r)
 			pp_ws[w].acc = a;
 			pp_ws[w].count = PP_C;
 			pp_ws[w].go = &go;
+			pp_ws[w].linger = true;
 			pthread_create(&pp_ws[w].thread, NULL, pp_writer, &pp_ws[w]);
 		}
 		atomic_store(&go, 1);
@@ -392,7 +397,7 @@ static bool sigkill_store_run(struct trun *r)
 		tt_child_init(r->mode, PK_CFG_BUFFER_CLEAR, size, path);
 		if (console)
 			add_file_console("/dev/null");
-		start_writers(ws, SK_W, a, r->seed, SK_C, &go, NULL);
+		start_writers(ws, SK_W, a, r->seed, SK_C, &go, NULL, false);
 		atomic_store(&go, 1);
 		for (w = 0; w < SK_W; w++)
 			pthread_join(ws[w].thread, NULL);
