@@ -124,7 +124,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
 	atomic_init(&c->fmt, fmt);
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
-	pk__con_pos_init(&c->pos, pk__g.attach_seq);
+	pk__con_pos_init(&c->pos, pk__g.attach_seq, false);
 	atomic_init(&c->next_seq, c->pos.expect);
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -340,12 +340,17 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 	pk__share_add(pk__tid(), done, pk__self.printer);
 }
 
-void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq)
+void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
 {
 	pk__ring_reader_init(&pos->rd, &pk__g.ring, false);
 	if (pos->rd.next < seq)
 		pos->rd.next = seq;
-	pos->expect = pos->rd.next;
+	/*
+	 * Taking over a console's position: what was overwritten since it
+	 * was published is reported as dropped by the first read, not lost
+	 * silently.
+	 */
+	pos->expect = count_gap ? seq : pos->rd.next;
 }
 
 bool pk__con_pending(struct pk_console *c)
@@ -402,7 +407,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	struct pk_format_opts fo = { 0 };
 	struct pk_ring_filter f;
 	struct pk_record r;
-	uint64_t skipped = 0, lost, from;
+	uint64_t skipped = 0, lost;
 	int ret;
 
 	if (!pos)
@@ -415,14 +420,16 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 */
 	f.max_level = pk__con_loglevel(c);
 	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	from = pos->rd.next;
 	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped);
 	if (skipped)
 		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
-	/* What the reader moved over that it neither returned nor filtered was lost. */
-	if (from < pos->expect)
-		from = pos->expect;
-	lost = (ret == 1 ? rec->seq : pos->rd.next) - from - skipped;
+	/*
+	 * What lies between the last record accounted for and the one
+	 * returned (or where the reader stopped), and was not filtered, was
+	 * lost: overwritten before the reader came, or (after a takeover) by
+	 * the time the position was taken over.
+	 */
+	lost = (ret == 1 ? rec->seq : pos->rd.next) - pos->expect - skipped;
 	if (ret != 1) {
 		if (pos->rd.next <= pos->expect)
 			return PK_EMIT_NONE;
@@ -581,7 +588,7 @@ void pk__con_atfork_child(uint64_t head)
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING) {
 			pk__own_reset(&c->own);
-			pk__con_pos_init(&c->pos, head);
+			pk__con_pos_init(&c->pos, head, false);
 			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
 		}
 	}

@@ -110,8 +110,12 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
  */
 bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid);
 
-/* Set @pos to start at @seq (nothing before it is this console's business). */
-void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq);
+/*
+ * Set @pos to start at @seq (nothing before it is this console's
+ * business).  @count_gap: records from @seq on that are no longer in the
+ * store are reported as dropped (a takeover); else it starts at the oldest.
+ */
+void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap);
 
 /* Is a record (or a gap) readable for @c right now? */
 bool pk__con_pending(struct pk_console *c);

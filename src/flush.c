@@ -684,7 +684,7 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 			scratch = &takeover_scratch;
 			pos = &takeover_pos;
 			pk__con_pos_init(pos, atomic_load_explicit(&c->next_seq,
-								   memory_order_acquire));
+								   memory_order_acquire), true);
 		}
 		if (panic) {
 			pos->rd.skip_seq = pk__self_inflight();
