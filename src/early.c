@@ -113,6 +113,14 @@ int pk__early_store(int level, unsigned flags, const char *text, size_t len, uin
 	return ret;
 }
 
+void pk__early_drain(void)
+{
+	uint64_t head = atomic_load_explicit(&region.h.seq_head, memory_order_acquire);
+
+	if (head)
+		pk__early_settle(head - 1);
+}
+
 void pk__early_settle(uint64_t last)
 {
 	struct timespec nap = { 0, 20000 };
@@ -123,9 +131,10 @@ void pk__early_settle(uint64_t last)
 	 * library is now ready: they must reach the configured store before
 	 * its next record does, or its records would come out of order.
 	 * Bounded: a signal handler that interrupted this very thread's
-	 * migration gives up after some 20 ms.
+	 * migration gives up after some 0.2 s (another thread's migration
+	 * ends by itself, within its 40 ms wait per record in progress).
 	 */
-	for (i = 0; i < 1000 && atomic_load_explicit(&migrated, memory_order_acquire) <= last; i++) {
+	for (i = 0; i < 10000 && atomic_load_explicit(&migrated, memory_order_acquire) <= last; i++) {
 		if (pk__early_migrate())
 			continue;
 		nanosleep(&nap, NULL);	/* another thread is migrating */
@@ -165,6 +174,9 @@ static uint64_t migrate_once(void)
 		if (pk__ring_read(&rd, &rec) == 1) {
 			if (pk__ring_write(&pk__g.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
 				moved++;
+			/* Record by record: a thread waiting in settle() goes on early. */
+			if (rec.seq + 1 == rd.next && rd.next - from == moved)
+				atomic_store_explicit(&migrated, rd.next, memory_order_release);
 			continue;
 		}
 		if (rd.next >= pk__ring_next_seq(&ring) || waited >= 2 * EARLY_STALL_NS)
@@ -257,3 +269,4 @@ void pk__early_print_raw(int fd)
 	}
 	atomic_store_explicit(&migrated, rd.next, memory_order_relaxed);
 }
+

@@ -966,7 +966,7 @@ int pk_flush(int timeout_ms)
 		return ret == -ENODEV ? 0 : ret;
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return -EDEADLK;	/* called from inside a console write */
-	pk__early_migrate();	/* a first call that lost the race with pk_init() */
+	pk__early_drain();	/* a first call that lost the race with pk_init() */
 	pk__ring_finalize_last(&pk__g.ring);
 	return flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
 }
@@ -977,7 +977,7 @@ static void exit_flush(void)
 		return;
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
-	pk__early_migrate();	/* a straggler of the first call's race */
+	pk__early_drain();	/* a straggler of the first call's race */
 	pk__ring_finalize_last(&pk__g.ring);
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console

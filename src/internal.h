@@ -100,6 +100,8 @@ bool pk__early_pending(void);
 uint64_t pk__early_migrate(void);
 /* This thread stored early records: see them moved before it stores directly. */
 void pk__early_settle(uint64_t last);
+/* Wait (bounded) until every early record stored so far has been moved (pk_flush, exit). */
+void pk__early_drain(void);
 /* Panic or crash before initialisation: write them to @fd.  Async-signal-safe. */
 void pk__early_print_raw(int fd);
 

@@ -91,14 +91,14 @@ static bool each_once(const char *text, const char *tag, unsigned n)
 
 static _Atomic unsigned alarms;
 static _Atomic int stop_mallocs;
-static volatile sig_atomic_t stop_alarms;
+static _Atomic int stop_alarms;	/* handlers run on either thread */
 
 static void on_alarm(int sig)
 {
 	unsigned n;
 
 	(void)sig;
-	if (stop_alarms)
+	if (atomic_load(&stop_alarms))
 		return;
 	n = atomic_fetch_add(&alarms, 1);
 	if (n < 100)
@@ -139,7 +139,7 @@ static void malloc_child_main(void)
 		i++;
 	}
 	setitimer(ITIMER_REAL, &off, NULL);
-	stop_alarms = 1;
+	atomic_store(&stop_alarms, 1);
 	atomic_store(&stop_mallocs, 1);
 	pthread_join(t[0], NULL);
 	for (i = 0; i < 16; i++)
