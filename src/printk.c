@@ -238,25 +238,26 @@ int pk__ensure_init(void)
 }
 
 /*
- * Does @f contain a %n conversion?  Understands flags, width, precision
- * and length modifiers.  strchr() jumps between conversions, so the cost
- * is in the (vectorised) scan, not in a loop over every character.
+ * Does @f contain a %n conversion?  After each '%', everything that can
+ * stand between it and the conversion character in stb_sprintf's grammar
+ * or in printf's is passed over: flags (including stb_sprintf's ' $ _),
+ * width, precision, '*', positional '$', and every length modifier
+ * (h hh l ll j z t L q and the Microsoft I32/I64, whose digits the digit
+ * rule takes).  Passing over more than the formatter accepts only refuses
+ * more.  strchr() jumps between conversions, so the cost is in the
+ * (vectorised) scan, not in a loop over every character.
  */
 static bool has_percent_n(const char *f)
 {
+	static const char between[] = "-+ #'$_0123456789*.hljztLqI";
+
 	while ((f = strchr(f, '%'))) {
 		f++;
 		if (*f == '%') {
 			f++;
 			continue;
 		}
-		while (*f == '-' || *f == '+' || *f == ' ' || *f == '#' || *f == '0' || *f == '\'')
-			f++;
-		while ((*f >= '0' && *f <= '9') || *f == '*' || *f == '.' || *f == '$')
-			f++;
-		while (*f == 'h' || *f == 'l' || *f == 'L' || *f == 'q' || *f == 'j' || *f == 'z' ||
-		       *f == 't' || *f == 'I')
-			f++;
+		f += strspn(f, between);
 		if (*f == 'n')
 			return true;
 		if (!*f)

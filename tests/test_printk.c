@@ -187,6 +187,21 @@ static void test_bad_input(void **state)
 #endif
 	assert_int_equal(pk_printk(PK_INFO, "count%n\n", &x), -EINVAL);
 	assert_int_equal(pk_printk(PK_INFO, "count%5hn\n", &x), -EINVAL);
+	/*
+	 * stb_sprintf's own flags and lengths, which a scan knowing only
+	 * printf's let through: each would write through the pointer.
+	 */
+	{
+		static const char *const sneaky[] = {
+			"%_n", "%-_n", "%I32n", "%I64n", "%'n", "%$n", "%$$_n", "%2$n",
+			"%hhn", "%lln", "%zn", "%jn", "%tn", "%Ln", "%qn", "%*.*n", "a%%%n",
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(sneaky) / sizeof(sneaky[0]); i++)
+			if (pk_printk(PK_INFO, sneaky[i], 1, 1, &x) != -EINVAL)
+				fail_msg("\"%s\" was not refused", sneaky[i]);
+	}
 	assert_int_equal(pk_printk(PK_INFO, "%s\n", (char *)NULL), 4);
 #pragma GCC diagnostic pop
 	assert_int_equal(x, 0);
@@ -197,7 +212,7 @@ static void test_bad_input(void **state)
 	assert_string_equal(recs[0].text, "null");	/* stb_sprintf spelling */
 	assert_string_equal(recs[1].text, "100% fine, 5%");
 	assert_int_equal(pk_stats_get(&st), 0);
-	assert_int_equal(st.refused, 3);
+	assert_int_equal(st.refused, 3 + 17);
 	assert_null(pk_reader_open_file(NULL));
 	assert_int_equal(pk_reader_next(NULL, &recs[0]), -EINVAL);
 	assert_int_equal(pk_stats_get(NULL), -EINVAL);
