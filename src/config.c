@@ -29,6 +29,7 @@ int pk__parse_mode(const char *s, enum pk_mode *mode)
 int pk__parse_size(const char *s, size_t *out)
 {
 	unsigned long long v;
+	unsigned shift;
 	char *end;
 
 	if (!*s || !isdigit((unsigned char)*s))
@@ -37,14 +38,16 @@ int pk__parse_size(const char *s, size_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno)
 		return -EINVAL;
+	/* Check before shifting: 18014398509483008k would wrap to 1m. */
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: shift = 0; break;
 	}
-	if (*end || v > PK_BUFFER_SIZE_MAX)
+	if (*end || v > (PK_BUFFER_SIZE_MAX >> shift))
 		return -EINVAL;
+	v <<= shift;
 	*out = (size_t)v;
 	return 0;
 }

@@ -102,8 +102,11 @@ int pk_console_register_spec(const char *spec)
 		at = memrchr(p, '@', (size_t)(e - p));
 		ret = 0;
 		if (pct && (!at || pct > at)) {
+			errno = 0;
 			bps = strtoul(pct + 1, (char **)&name_end, 10);
-			ret = name_end != e || !bps ? -EINVAL : 0;
+			/* Out of range would wrap (or saturate) into no throttle at all. */
+			ret = name_end != e || !bps || errno == ERANGE || pct[1] == '-' ||
+					      bps > 1000000000ul ? -EINVAL : 0;
 			name_end = pct;
 			at = at && at < pct ? at : NULL;
 		}

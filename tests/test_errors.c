@@ -707,6 +707,10 @@ static void test_spec_malformed(void **state)
 		{ "stderr%0", "Invalid argument" },
 		{ "stderr%12x", "Invalid argument" },
 		{ "stderr%100@3", "Invalid argument" },
+		/* Rates that overflowed into no throttle at all. */
+		{ "stderr%99999999999999999999", "Invalid argument" },
+		{ "stderr%-5", "Invalid argument" },
+		{ "stderr%18446744073709551615", "Invalid argument" },
 	};
 	char spec[4096], want[256], *msg, longname[600];
 	size_t i, len = 0;

@@ -286,6 +286,13 @@ static void test_config_env(void **state)
 	assert_int_equal(cfg.console_loglevel, 7);
 	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
 	assert_int_equal(cfg.print_budget_us, PK_PRINT_BUDGET_DEFAULT_US);
+	/* Sizes that wrapped when shifted: 2^54 k is 2^64 bytes, "1m" mod 2^64 before. */
+	setenv("PK_BUFFER_SIZE", "18014398509483008k", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
+	setenv("PK_BUFFER_SIZE", "17179869184m", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
 	setenv("PK_BUFFER_SIZE", "2g", 1);
 	pk_config_init(&cfg);
 	assert_int_equal(cfg.buffer_size, PK_BUFFER_SIZE_DEFAULT);
