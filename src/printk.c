@@ -514,6 +514,12 @@ const char *pk_strerror(int err)
 	case ENOSYS:	return "not supported";
 	case EIO:	return "input/output error";
 	case EPIPE:	return "console closed";
-	default:	return "unknown error";
+	default:
+		/*
+		 * The C library's description (not strerror(): no locale, no
+		 * buffer, so still callable from any context); NULL for a
+		 * number it does not know.
+		 */
+		return strerrordesc_np(err < 0 ? -err : err) ?: "unknown error";
 	}
 }

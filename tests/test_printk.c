@@ -311,6 +311,10 @@ static void test_strerror(void **state)
 	assert_string_equal(pk_strerror(-EINVAL), "invalid argument");
 	assert_string_equal(pk_strerror(0), "success");
 	assert_string_equal(pk_strerror(-12345), "unknown error");
+	/* Errors libprintk has no words of its own for: the C library's. */
+	assert_string_equal(pk_strerror(-EISDIR), "Is a directory");
+	assert_string_equal(pk_strerror(-ENAMETOOLONG), "File name too long");
+	assert_string_equal(pk_strerror(EFBIG), "File too large");
 }
 
 static void test_lazy_init(void **state)
