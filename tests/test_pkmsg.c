@@ -358,8 +358,10 @@ static void expect_exit(int code, const char *in_err, const char *const argv[])
 	char *o, *e;
 
 	assert_int_equal(run(argv, &o, &e), code);
-	if (!has(e, in_err))
-		fail_msg("stderr '%s' lacks '%s'", e, in_err);
+	if (!e || !has(e, in_err)) {
+		print_message("pkmsg's stderr: %s\n", e ? e : "(none)");
+		fail_msg("pkmsg's stderr lacks '%s'", in_err);
+	}
 	free(o);
 	free(e);
 }
