@@ -31,22 +31,6 @@
 
 static char *out_path;
 
-/* Lines "<tag> <i>" for i in [0, n): each exactly once, in order. */
-static bool in_order(const char *text, const char *tag, unsigned n)
-{
-	char want[64];
-	const char *p = text, *q;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		snprintf(want, sizeof(want), "%s %u\n", tag, i);
-		q = strstr(p, want);
-		if (!q || strstr(q + strlen(want), want))
-			return false;
-		p = q + strlen(want);
-	}
-	return true;
-}
 
 static char *run(void (*fn)(void), int *status, const char *what)
 {
@@ -198,7 +182,7 @@ static void test_exit_prints_early_records(void **state)
 	(void)state;
 	s = run(exit_child, &status, "exit after handler-only logging");
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (!in_order(s, "handler only", 20))
+	if (!tu_tagged_in_order(s, "handler only", 20))
 		fail_msg("early records not printed at exit:\n%s", s);
 	free(s);
 }
@@ -233,7 +217,7 @@ static void test_init_takes_early_records(void **state)
 	(void)state;
 	s = run(init_child, &status, "pk_init after early records");
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (!in_order(s, "handler only", 20) || !in_order(s, "configured", 5) ||
+	if (!tu_tagged_in_order(s, "handler only", 20) || !tu_tagged_in_order(s, "configured", 5) ||
 	    strstr(s, "configured 0") < strstr(s, "handler only 19"))
 		fail_msg("early records missing or out of order:\n%s", s);
 	free(s);
@@ -259,7 +243,7 @@ static void test_panic_before_init(void **state)
 	(void)state;
 	s = run(panic_child, &status, "panic before init");
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-	if (!in_order(s, "handler only", 20) ||
+	if (!tu_tagged_in_order(s, "handler only", 20) ||
 	    !strstr(s, "Kernel panic - not syncing: before init 5"))
 		fail_msg("early records or report missing on stderr:\n%s", s);
 	free(s);

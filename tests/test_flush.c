@@ -99,17 +99,7 @@ static size_t wait_lines(struct tu_capture *cap, const char *needle, size_t n, i
 /* Lines "<tag> <i>" for i in [0, n): each exactly once, in order. */
 static void check_sequence(const char *text, const char *tag, unsigned n)
 {
-	char want[64];
-	const char *p = text, *q;
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		snprintf(want, sizeof(want), "%s %u\n", tag, i);
-		q = strstr(p, want);
-		TU_CHECK(q != NULL);
-		p = q + strlen(want);
-		TU_CHECK(strstr(p, want) == NULL);	/* not twice */
-	}
+	TU_CHECK(tu_tagged_in_order(text, tag, n));
 }
 
 /* ---- a signal handler's record behind its own thread's filtered record ---- */

@@ -335,6 +335,24 @@ void tu_capture_free(struct tu_capture *c)
 	free(c);
 }
 
+bool tu_tagged_in_order(const char *text, const char *tag, unsigned n)
+{
+	char want[64];
+	const char *p = text, *q;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "%s %u\n", tag, i);
+		q = strstr(p, want);
+		if (!q)
+			return false;
+		p = q + strlen(want);
+		if (strstr(p, want))
+			return false;	/* twice */
+	}
+	return true;
+}
+
 size_t tu_count(const char *s, const char *needle)
 {
 	size_t n = 0;

@@ -4,6 +4,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +60,11 @@ struct tu_capture *tu_capture_new(unsigned delay_us);
 /* Copy of the text so far (caller frees). */
 char *tu_capture_text(struct tu_capture *cap);
 void tu_capture_free(struct tu_capture *cap);
+/*
+ * Lines "<tag> <i>\n" for i in [0, n) each appear exactly once in @text,
+ * in that order.
+ */
+bool tu_tagged_in_order(const char *text, const char *tag, unsigned n);
 /* Number of lines in @s containing @needle. */
 size_t tu_count(const char *s, const char *needle);
 
