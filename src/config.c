@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * config.c - pk_config defaults and the PK_* environment, read like a
- * kernel command line.  A malformed variable is reported on stderr and
- * ignored; it never aborts the program.
+ * kernel command line.  A malformed variable is reported on stderr, naming
+ * the value given, and ignored; it never aborts the program.
+ *
+ * Every PK_* variable is read with secure_getenv(): a set-user-ID or
+ * set-group-ID program (or one with file capabilities) ignores them all and
+ * runs on the defaults, so whoever runs it cannot point its store or its
+ * file consoles at a path of their choosing (PK_BUFFER=/etc/x).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -55,7 +60,9 @@ int pk__parse_size(const char *s, size_t *out)
 /*
  * A console loglevel: a digit 0-8 as the kernel's console_loglevel
  * (records with a smaller level are printed), or a level name meaning
- * "this level and everything more severe" ("err" is loglevel 4).
+ * "this level and everything more severe" ("err" is loglevel 4).  Names
+ * match whole (any case): "errorsXYZ" and "infox" are refused, not taken
+ * for err and info.
  */
 int pk__parse_level(const char *s, int *level)
 {
@@ -68,12 +75,37 @@ int pk__parse_level(const char *s, int *level)
 		return 0;
 	}
 	for (i = 0; i < PK__ARRAY_SIZE(names); i++) {
-		if (!strncasecmp(s, names[i], strlen(names[i]))) {
+		if (!strcasecmp(s, names[i])) {
 			*level = (int)i + 1;
 			return 0;
 		}
 	}
-	return -EINVAL;
+	/* syslog(3)'s spellings of the two that differ; a name never matches by prefix. */
+	if (!strcasecmp(s, "warning"))
+		*level = PK_WARNING + 1;
+	else if (!strcasecmp(s, "error"))
+		*level = PK_ERR + 1;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Decimal digits only, no sign, no space, no overflow; at most @max. */
+static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (max - (unsigned long)(*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	*out = v;
+	return 0;
 }
 
 static void bad_env(const char *name, const char *val, const char *want)
@@ -101,38 +133,38 @@ void pk_config_init(struct pk_config *cfg)
 	 */
 	cfg->print_budget_us = PK_PRINT_BUDGET_DEFAULT_US;
 
-	if ((v = getenv("PK_MODE")) && *v) {
+	if ((v = secure_getenv("PK_MODE")) && *v) {
 		if (pk__parse_mode(v, &mode) == 0)
 			cfg->mode = mode;
 		else
 			bad_env("PK_MODE", v, "handoff, legacy or thread");
 	}
-	if ((v = getenv("PK_LOGLEVEL")) && *v) {
+	if ((v = secure_getenv("PK_LOGLEVEL")) && *v) {
 		if (pk__parse_level(v, &lvl) == 0)
 			cfg->console_loglevel = lvl;
 		else
-			bad_env("PK_LOGLEVEL", v, "0-8 or a level name");
+			bad_env("PK_LOGLEVEL", v,
+				"0-8 or a level name (emerg, alert, crit, err, warn, notice, info or debug)");
 	}
-	if ((v = getenv("PK_CONSOLE")))
+	if ((v = secure_getenv("PK_CONSOLE")))
 		cfg->consoles = v;
-	if ((v = getenv("PK_BUFFER")) && *v)
+	if ((v = secure_getenv("PK_BUFFER")) && *v)
 		cfg->buffer_path = v;
-	if ((v = getenv("PK_BUFFER_SIZE")) && *v) {
+	if ((v = secure_getenv("PK_BUFFER_SIZE")) && *v) {
 		if (pk__parse_size(v, &sz) == 0 && sz >= PK_BUFFER_SIZE_MIN)
 			cfg->buffer_size = sz;
 		else
 			bad_env("PK_BUFFER_SIZE", v, "a size from 16k to 1g");
 	}
-	if ((v = getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
+	if ((v = secure_getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_BUFFER_CLEAR;
-	if ((v = getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
+	if ((v = secure_getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_CRASH_HANDLER;
-	if ((v = getenv("PK_BUDGET_US")) && *v) {
-		char *end;
-		unsigned long b = strtoul(v, &end, 10);
+	if ((v = secure_getenv("PK_BUDGET_US")) && *v) {
+		unsigned long b;
 
-		if (*end || b > 60000000ul)
-			bad_env("PK_BUDGET_US", v, "microseconds, 0 for unbounded");
+		if (parse_ulong(v, 60000000ul, &b))
+			bad_env("PK_BUDGET_US", v, "microseconds from 0 (unbounded) to 60000000");
 		else
 			cfg->print_budget_us = (unsigned)b;
 	}

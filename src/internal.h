@@ -77,7 +77,11 @@ struct pk__global {
 
 extern struct pk__global pk__g;
 
-/* vsnprintf.c: stb_sprintf, renamed */
+/*
+ * vsnprintf.c: stb_sprintf, renamed.  Return: the length C's vsnprintf
+ * would return (>= @count: cut), or -1 when @fmt holds %n in any spelling,
+ * which is refused without writing through the pointer (@buf is then "").
+ */
 int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
 int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);
 

@@ -237,35 +237,6 @@ int pk__ensure_init(void)
 	return -EAGAIN;
 }
 
-/*
- * Does @f contain a %n conversion?  After each '%', everything that can
- * stand between it and the conversion character in stb_sprintf's grammar
- * or in printf's is passed over: flags (including stb_sprintf's ' $ _),
- * width, precision, '*', positional '$', and every length modifier
- * (h hh l ll j z t L q and the Microsoft I32/I64, whose digits the digit
- * rule takes).  Passing over more than the formatter accepts only refuses
- * more.  strchr() jumps between conversions, so the cost is in the
- * (vectorised) scan, not in a loop over every character.
- */
-static bool has_percent_n(const char *f)
-{
-	static const char between[] = "-+ #'$_0123456789*.hljztLqI";
-
-	while ((f = strchr(f, '%'))) {
-		f++;
-		if (*f == '%') {
-			f++;
-			continue;
-		}
-		f += strspn(f, between);
-		if (*f == 'n')
-			return true;
-		if (!*f)
-			break;
-	}
-	return false;
-}
-
 static void refuse(void)
 {
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
@@ -367,14 +338,16 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	} else if (level < PK_EMERG || level > PK_DEBUG) {
 		level = default_level(early);
 	}
-	if (has_percent_n(fmt)) {
+
+	/*
+	 * The formatter refuses %n itself, in every spelling its conversion
+	 * parser accepts, before it would write through the pointer.
+	 */
+	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
+	if (n < 0) {
 		refuse();
 		return -EINVAL;
 	}
-
-	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
-	if (n < 0)
-		n = 0;
 	len = (size_t)n < sizeof(buf) - 1 ? (size_t)n : sizeof(buf) - 1;
 	if ((size_t)n == len && len && buf[len - 1] == '\n') {
 		len--;				/* a complete line */

@@ -475,7 +475,7 @@ int main(int argc, char **argv)
 	if (o.clear + o.stats + o.follow > 1)
 		return bad_usage("%s", "--clear, --stats and --follow exclude each other");
 	if (!o.path) {
-		o.path = getenv("PK_BUFFER");
+		o.path = secure_getenv("PK_BUFFER");	/* a set-id pkmsg trusts no caller's path */
 		if (!o.path || !*o.path)
 			return bad_usage("%s", "no store file: give -F FILE or set PK_BUFFER");
 	}
