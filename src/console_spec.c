@@ -7,7 +7,14 @@
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
  *   net:HOST:PORT | net:[IPV6]:PORT
  *
- * A bad entry is reported on stderr and skipped; the others still count.
+ * A bad entry is reported on stderr, naming it, and skipped; the others
+ * still count.  At init (pk__console_register_env), a PK_CONSOLE none of
+ * whose entries could be used falls back to stderr, saying so once: a typo
+ * must not leave the program with no output at all.  An empty PK_CONSOLE
+ * (no entries) means no console, as asked.
+ *
+ * Numbers are overflow-checked: fd:N up to 2^20, a port 1-65535, a rate
+ * 1-10^9 bytes/s; a level is a digit 0-8 or a whole level name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +86,8 @@ static int make_entry(const char *name, size_t len, struct pk_console_driver *dr
 	return -EINVAL;
 }
 
-int pk_console_register_spec(const char *spec)
+/* Register @spec's entries; *@bad counts those refused.  Return: registered. */
+static int register_spec(const char *spec, int *bad)
 {
 	const char *p = spec, *e, *at, *pct, *name_end;
 	struct pk_console_driver drv, thr;
@@ -87,8 +95,7 @@ int pk_console_register_spec(const char *spec)
 	int level, n = 0, ret;
 	char tmp[32];
 
-	if (!spec)
-		return -EINVAL;
+	*bad = 0;
 	for (; *p; p = *e ? e + 1 : e) {
 		e = strchr(p, ',');
 		if (!e)
@@ -141,10 +148,42 @@ int pk_console_register_spec(const char *spec)
 		if (ret < 0) {
 			fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(e - p), p,
 				strerror(-ret));
+			(*bad)++;
 			continue;
 		}
 		n++;
 	}
 	return n;
+}
+
+int pk_console_register_spec(const char *spec)
+{
+	int bad;
+
+	if (!spec)
+		return -EINVAL;
+	return register_spec(spec, &bad);
+}
+
+int pk__console_register_env(const char *spec)
+{
+	struct pk_console_driver drv;
+	int n, bad;
+
+	if (!spec)
+		return -EINVAL;
+	n = register_spec(spec, &bad);
+	if (n > 0 || !bad)
+		return n;
+	fprintf(stderr, "libprintk: PK_CONSOLE=\"%s\" has no usable console; printing to stderr\n",
+		spec);
+	if (pk_console_fd_make(STDERR_FILENO, &drv) < 0)
+		return 0;
+	if (!pk__con_register(drv.ops, drv.ctx, -1, drv.format)) {
+		if (drv.ops->release)
+			drv.ops->release(drv.ctx);
+		return 0;
+	}
+	return 1;
 }
 

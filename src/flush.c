@@ -1063,7 +1063,7 @@ int pk__flush_init(const struct pk_config *cfg)
 		atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
 	}
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
-		pk_console_register_spec(spec);
+		pk__console_register_env(spec);
 	if (!(cfg->flags & PK_CFG_NO_ATEXIT)) {
 		static bool registered;
 

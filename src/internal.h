@@ -113,6 +113,12 @@ void pk__early_print_raw(int fd);
 int pk__parse_mode(const char *s, enum pk_mode *mode);
 int pk__parse_size(const char *s, size_t *out);
 int pk__parse_level(const char *s, int *level);
+/*
+ * console_spec.c: PK_CONSOLE at init.  As pk_console_register_spec(), but
+ * if entries were given and none could be used, stderr is registered
+ * instead, with one warning.  Return: consoles registered, or -EINVAL.
+ */
+int pk__console_register_env(const char *spec);
 
 /* persist.c: map a store file (absent: anonymous memory is used). */
 int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);

@@ -4,11 +4,15 @@
  * kernel prefixes, continuation, truncation, bad input, configuration.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "internal.h"
+#include "printk/console.h"
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "testutil.h"
@@ -306,6 +310,142 @@ static void test_config_env(void **state)
 	unsetenv("PK_BUDGET_US");
 }
 
+/* stderr into a fresh file until stderr_end(), which returns what was written. */
+static int saved_stderr = -1;
+static char *stderr_path;
+
+static void stderr_begin(void)
+{
+	int fd;
+
+	stderr_path = tu_tmp_path("stderr");
+	fd = open(stderr_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved_stderr = dup(STDERR_FILENO);
+	assert_true(saved_stderr >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+}
+
+static char *stderr_end(void)
+{
+	char *text;
+
+	fflush(stderr);
+	assert_int_equal(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
+	close(saved_stderr);
+	text = tu_read_file(stderr_path, NULL);
+	assert_non_null(text);
+	unlink(stderr_path);
+	free(stderr_path);
+	return text;
+}
+
+/* Level names match whole, never by prefix; the message names the value. */
+static void test_level_names_exact(void **state)
+{
+	static const struct {
+		const char *name;
+		int level;	/* -1: refused */
+	} cases[] = {
+		{ "0", 0 }, { "8", 8 }, { "emerg", 1 }, { "ALERT", 2 }, { "crit", 3 }, { "err", 4 },
+		{ "error", 4 }, { "warn", 5 }, { "Warning", 5 }, { "notice", 6 }, { "info", 7 },
+		{ "debug", 8 }, { "errorsXYZ", -1 }, { "infox", -1 }, { "inf", -1 }, { "e", -1 },
+		{ "9", -1 }, { "08", -1 }, { "", -1 }, { "err ", -1 }, { " err", -1 },
+		{ "warnings", -1 }, { "debugger", -1 }, { "-1", -1 },
+	};
+	struct pk_config cfg;
+	size_t i;
+	char *msg;
+	int lvl;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lvl = -5;
+		if (pk__parse_level(cases[i].name, &lvl) != (cases[i].level < 0 ? -EINVAL : 0) ||
+		    (cases[i].level >= 0 && lvl != cases[i].level))
+			fail_msg("level \"%s\": got %d", cases[i].name, lvl);
+	}
+	/* Through the environment and PK_CONSOLE: refused, named, defaults kept. */
+	setenv("PK_LOGLEVEL", "infox", 1);
+	setenv("PK_BUDGET_US", "99999999999999999999999", 1);
+	stderr_begin();
+	pk_config_init(&cfg);
+	msg = stderr_end();
+	assert_int_equal(cfg.console_loglevel, 7);
+	assert_int_equal(cfg.print_budget_us, PK_PRINT_BUDGET_DEFAULT_US);
+	assert_non_null(strstr(msg, "libprintk: ignoring PK_LOGLEVEL=\"infox\": expected "));
+	assert_non_null(strstr(msg, "libprintk: ignoring PK_BUDGET_US=\"99999999999999999999999\""));
+	free(msg);
+	/* Digits only: no sign, no space, no suffix. */
+	{
+		static const char *const budgets[] = { " 5", "5 ", "+5", "-0", "5us", "60000001" };
+
+		for (i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++) {
+			setenv("PK_BUDGET_US", budgets[i], 1);
+			stderr_begin();
+			pk_config_init(&cfg);
+			msg = stderr_end();
+			if (cfg.print_budget_us != PK_PRINT_BUDGET_DEFAULT_US || !strstr(msg, budgets[i]))
+				fail_msg("PK_BUDGET_US=\"%s\" taken as %u (%s)", budgets[i],
+					 cfg.print_budget_us, msg);
+			free(msg);
+		}
+	}
+	unsetenv("PK_LOGLEVEL");
+	setenv("PK_BUDGET_US", "60000000", 1);
+	pk_config_init(&cfg);
+	assert_int_equal(cfg.print_budget_us, 60000000);
+	unsetenv("PK_BUDGET_US");
+	assert_int_equal(setup(NULL), 0);
+	stderr_begin();
+	assert_int_equal(pk_console_register_spec("stderr@errorsXYZ,stdout@infox"), 0);
+	msg = stderr_end();
+	assert_non_null(strstr(msg, "ignoring \"stderr@errorsXYZ\""));
+	assert_non_null(strstr(msg, "ignoring \"stdout@infox\""));
+	free(msg);
+	teardown(NULL);
+}
+
+/*
+ * A PK_CONSOLE with no usable entry prints to stderr, after one warning
+ * that names each bad entry once; nothing more is said per call.
+ */
+static void test_console_fallback(void **state)
+{
+	char *msg;
+	int i;
+
+	(void)state;
+	setenv("PK_CONSOLE", "bogus,file:,stderr@infox", 1);
+	stderr_begin();
+	for (i = 0; i < 10; i++)
+		assert_true(pk_printk(PK_ERR, "fallback line %d\n", i) > 0);
+	assert_int_equal(pk_flush(5000), 0);
+	pk_shutdown();
+	msg = stderr_end();
+	unsetenv("PK_CONSOLE");
+	assert_int_equal(tu_count(msg, "libprintk:"), 4);
+	assert_int_equal(tu_count(msg, "\"bogus\""), 1);
+	assert_int_equal(tu_count(msg, "\"file:\""), 1);
+	assert_int_equal(tu_count(msg, "\"stderr@infox\""), 1);
+	assert_int_equal(tu_count(msg, "libprintk: PK_CONSOLE=\"bogus,file:,stderr@infox\" has no "
+				       "usable console; printing to stderr"), 1);
+	assert_true(tu_tagged_in_order(msg, "fallback line", 10));
+	free(msg);
+	/* An empty PK_CONSOLE asks for no console: nothing is said or printed. */
+	setenv("PK_CONSOLE", "", 1);
+	stderr_begin();
+	assert_true(pk_printk(PK_ERR, "unheard\n") > 0);
+	assert_int_equal(pk_flush(5000), 0);
+	pk_shutdown();
+	msg = stderr_end();
+	unsetenv("PK_CONSOLE");
+	assert_string_equal(msg, "");
+	free(msg);
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -344,6 +484,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_twice_and_reinit, setup, teardown),
 		cmocka_unit_test(test_config_env),
+		cmocka_unit_test(test_level_names_exact),
+		cmocka_unit_test(test_console_fallback),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test_setup_teardown(test_lazy_init, setup, teardown),
 	};
