@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "printk/printk.h"
@@ -219,36 +221,44 @@ static void test_clamp_cost(void **state)
 	assert_true(ns < 2000ull * 1000000ull);
 }
 
-/* A '%' at the end of the format: no read past the terminating NUL (ASan). */
+/*
+ * A '%' at the end of the format: no read past the terminating NUL.  The
+ * format ends at the end of a page whose next page is inaccessible, so a
+ * read past it faults (ASan does not watch the formatter's word-at-a-time
+ * scan, as in the original stb_sprintf).
+ */
 static void test_trailing_percent(void **state)
 {
 	static const char *const tails[] = { "%", "%-", "%5", "%5.", "%.*", "%l", "%hh", "%I6",
-					     "%I3", "%$_'" };
-	char out[64], *f;
+					     "%I3", "%$_'", "%-+ #'$_012.*I64" };
+	long page = sysconf(_SC_PAGESIZE);
+	char out[64], *pages, *f;
 	size_t i, len;
 	int n;
 
 	(void)state;
+	pages = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	assert_true(pages != MAP_FAILED);
+	assert_int_equal(mprotect(pages + page, (size_t)page, PROT_NONE), 0);
 	for (i = 0; i < PK__ARRAY_SIZE(tails); i++) {
-		/* Exactly as long as it is, so reading past it is caught. */
-		len = strlen(tails[i]);
-		f = malloc(len + 3);
-		assert_non_null(f);
+		len = strlen(tails[i]) + 2;
+		f = pages + page - (len + 1);		/* its NUL is the page's last byte */
 		memcpy(f, "ab", 2);
-		memcpy(f + 2, tails[i], len + 1);
+		memcpy(f + 2, tails[i], len - 1);
 		memset(out, 'x', sizeof(out));
 		n = fmt(out, (int)sizeof(out), f, 4, 4);
 		assert_true(n >= 2);
 		assert_memory_equal(out, "ab", 2);
 		assert_int_equal(out[n], '\0');
-		free(f);
 	}
+	munmap(pages, (size_t)page * 2);
 	/* A zero-sized buffer is not written at all (not even buf[-1]). */
-	f = malloc(1);
+	f = malloc(2);
 	assert_non_null(f);
-	f[0] = 'q';
-	assert_int_equal(pk__stbsp_snprintf(f, 0, "%d", 12345), 5);
-	assert_int_equal(f[0], 'q');
+	memcpy(f, "qr", 2);
+	assert_int_equal(pk__stbsp_snprintf(f + 1, 0, "%d", 12345), 5);
+	assert_memory_equal(f, "qr", 2);
 	free(f);
 }
 

@@ -215,7 +215,7 @@ static void test_setid_ignores_environment(void **state)
 	envp[ne++] = "PK_BUDGET_US=5";
 	envp[ne++] = "PK_BUFFER_CLEAR=1";
 	envp[ne++] = "PK_CRASH_HANDLER=1";
-	/* A set-id process cannot be stopped for the leak check (ptrace). */
+	/* A set-id process cannot be stopped for the leak check (ptrace); see the helper. */
 	envp[ne++] = str("ASAN_OPTIONS=%s%sdetect_leaks=0", asan ? asan : "",
 			 asan && *asan ? ":" : "");
 	if (tsan)
