@@ -310,7 +310,8 @@ static bool panic_parked_run(struct trun *r)
 			pp_ws[w].count = PP_C;
 			pp_ws[w].go = &go;
 			pp_ws[w].linger = true;
-			pthread_create(&pp_ws[w].thread, NULL, pp_writer, &pp_ws[w]);
+			if (pthread_create(&pp_ws[w].thread, NULL, pp_writer, &pp_ws[w]))
+				_exit(7);
 		}
 		atomic_store(&go, 1);
 		if (!tu_wait_until(pp_done() >= warm, 20000))
@@ -330,9 +331,11 @@ static bool panic_parked_run(struct trun *r)
 				;
 			for (i = 0; i < 100000000 && !atomic_load(&pp_ws[k].inside); i++)
 				;
-			pthread_kill(pp_ws[k].thread, SIGUSR1);
-			if (!tu_wait_until(atomic_load(&pp_parked[k]), 10000))
-				_exit(5);
+			if (pthread_kill(pp_ws[k].thread, SIGUSR1))
+				_exit(8);
+			/* Exit 50 + k: writer k never ran its SIGUSR1 handler. */
+			if (!tu_wait_until(atomic_load(&pp_parked[k]), 30000))
+				_exit(50 + (int)k);
 		}
 		for (c = 0; c < 20; c++) {
 			tt_text(line, sizeof(line), PP_MAIN, c, &g);
