@@ -17,7 +17,7 @@
 #include "printk/console.h"
 #include "ringbuf.h"
 
-#define PK_MAX_CONSOLES	16
+/* PK_MAX_CONSOLES: printk/console.h */
 
 /*
  * Where a printer is in the store for one console: the reader and the seq

@@ -77,78 +77,32 @@ static void put_time(struct out *o, const struct pk_record *rec, const struct pk
 }
 
 /*
- * Text for a terminal (PK_FMT_F_ESCAPE): control bytes other than tab,
- * DEL, bytes that are not UTF-8 and UTF-8-encoded C1 controls as \xNN, so
- * that a hostile store cannot send escape sequences to the terminal.
+ * Escaping.  Every rendering but raw makes the text safe to send to a
+ * terminal and keeps one record on its own line(s):
+ *
+ *   human, syslog  as dmesg prints: a control byte (0x00-0x1f but TAB),
+ *                  DEL, a UTF-8-encoded C1 control (U+0080-U+009F) and
+ *                  every byte that is not part of a valid UTF-8 sequence
+ *                  become \xNN (ESC is \x1b, CR \x0d, BEL \x07).  Valid
+ *                  UTF-8, TAB and backslash pass as they are.
+ *                  A newline inside the text starts a continuation line:
+ *                  human indents it by the width of the prefix, as dmesg
+ *                  does; syslog leaves it without a "<PRI>" prefix (dmesg -F
+ *                  reads it as a continuation) and writes a '<' that would
+ *                  begin it as \x3c.  No text can forge a record's line.
+ *   kmsg           as /dev/kmsg: every byte outside 0x20-0x7e and the
+ *                  backslash as \xNN (newline \x0a, UTF-8 bytes too; dmesg
+ *                  decodes them).
+ *   JSON           RFC 8259 escapes: \n \t \r \" \\, other controls, DEL and
+ *                  C1 controls as \u00NN, a byte that is not UTF-8 as
+ *                  \ufffd.  Valid UTF-8 passes as it is.
+ *   raw            nothing: the text as it was stored.
  */
-static size_t utf8_len(const unsigned char *s, size_t n);
+static const char hex[] = "0123456789abcdef";
 
-static void put_safe(struct out *o, const char *s, size_t n)
+static void put_hex(struct out *o, unsigned char c)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k, run = 0;
-
-	while (i < n) {
-		unsigned char c = u[i];
-
-		if ((c >= 0x20 && c < 0x7f) || c == '\t') {
-			i++;
-			continue;
-		}
-		k = c >= 0x80 ? utf8_len(u + i, n - i) : 0;
-		if (k && !(c == 0xc2 && u[i + 1] < 0xa0)) {
-			i += k;		/* printable UTF-8 */
-			continue;
-		}
-		put(o, s + run, i - run);
-		put(o, (char[4]){ '\\', 'x', hex[c >> 4], hex[c & 15] }, 4);
-		run = ++i;
-	}
-	put(o, s + run, n - run);
-}
-
-/* Human and syslog: every line of the text gets the prefix. */
-static void put_lines(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo,
-		      bool syslog)
-{
-	const char *t = rec->text, *end = rec->text + rec->len, *nl;
-
-	do {
-		nl = memchr(t, '\n', (size_t)(end - t));
-		if (!nl)
-			nl = end;
-		if (syslog)
-			putf(o, "<%d>", rec->facility << 3 | rec->level);
-		put_time(o, rec, fo);
-		if (fo->fmt & PK_FMT_F_TID)
-			putf(o, "[T%u] ", rec->tid);
-		if (fo->fmt & PK_FMT_F_ESCAPE)
-			put_safe(o, t, (size_t)(nl - t));
-		else
-			put(o, t, (size_t)(nl - t));
-		putc_(o, '\n');
-		t = nl + 1;
-	} while (t < end);
-}
-
-/* /dev/kmsg escaping: non-printable bytes and backslash as \xNN. */
-static void put_escaped(struct out *o, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c < 0x20 || c >= 0x7f || c == '\\') {
-			char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-
-			put(o, e, 4);
-		} else {
-			putc_(o, (char)c);
-		}
-	}
+	put(o, (char[4]){ '\\', 'x', hex[c >> 4], hex[c & 15] }, 4);
 }
 
 /* Length of a valid UTF-8 sequence at @s (at most @n bytes), or 0. */
@@ -169,36 +123,139 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	for (i = 1; i < len; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	/* Overlong 3- and 4-byte forms, UTF-16 surrogates, beyond U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
 	return len;
+}
+
+/* A UTF-8-encoded C1 control, U+0080-U+009F (a 2-byte sequence). */
+static bool utf8_c1(const unsigned char *s, size_t k)
+{
+	return k == 2 && s[0] == 0xc2 && s[1] < 0xa0;
+}
+
+/* Human and syslog text (no newline in @s): escaped as dmesg does. */
+static void put_safe(struct out *o, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k, run = 0;
+
+	while (i < n) {
+		unsigned char c = u[i];
+
+		if ((c >= 0x20 && c < 0x7f) || c == '\t') {
+			i++;
+			continue;
+		}
+		k = c >= 0x80 ? utf8_len(u + i, n - i) : 0;
+		if (k && !utf8_c1(u + i, k)) {
+			i += k;		/* printable UTF-8 */
+			continue;
+		}
+		put(o, s + run, i - run);
+		put_hex(o, c);
+		run = ++i;
+	}
+	put(o, s + run, n - run);
+}
+
+/*
+ * Human and syslog: the prefix, then the text; each newline in the text
+ * starts a continuation line (see "Escaping" above).  A newline that ends
+ * the text adds no empty line.
+ */
+static void put_lines(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo,
+		      bool syslog)
+{
+	static const char spaces[] = "                                                                ";
+	const char *t = rec->text, *end = rec->text + rec->len, *nl;
+	size_t indent;
+
+	if (syslog)
+		putf(o, "<%d>", rec->facility << 3 | rec->level);
+	indent = o->len;
+	put_time(o, rec, fo);
+	if (fo->fmt & PK_FMT_F_TID)
+		putf(o, "[T%u] ", rec->tid);
+	indent = syslog ? 0 : o->len - indent;
+	if (indent > sizeof(spaces) - 1)
+		indent = sizeof(spaces) - 1;
+	for (;;) {
+		nl = memchr(t, '\n', (size_t)(end - t));
+		if (!nl)
+			nl = end;
+		put_safe(o, t, (size_t)(nl - t));
+		putc_(o, '\n');
+		if (nl + 1 >= end)
+			break;
+		t = nl + 1;
+		put(o, spaces, indent);
+		if (syslog && *t == '<') {
+			put_hex(o, '<');
+			t++;
+		}
+	}
+}
+
+/* /dev/kmsg escaping: non-printable bytes and backslash as \xNN. */
+static void put_kmsg(struct out *o, const char *s, size_t n)
+{
+	size_t i, run = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\') {
+			put(o, s + run, i - run);
+			put_hex(o, c);
+			run = i + 1;
+		}
+	}
+	put(o, s + run, n - run);
 }
 
 static void put_json_string(struct out *o, const char *s, size_t n)
 {
-	size_t i, u;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k, run = 0;
 
 	putc_(o, '"');
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+	while (i < n) {
+		unsigned char c = u[i];
+		const char *e = NULL;
 
-		switch (c) {
-		case '"': put(o, "\\\"", 2); break;
-		case '\\': put(o, "\\\\", 2); break;
-		case '\n': put(o, "\\n", 2); break;
-		case '\t': put(o, "\\t", 2); break;
-		case '\r': put(o, "\\r", 2); break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				putf(o, "\\u%04x", c);
-			} else if (c < 0x80) {
-				putc_(o, (char)c);
-			} else if ((u = utf8_len((const unsigned char *)s + i, n - i))) {
-				put(o, s + i, u);
-				i += u - 1;
-			} else {
-				put(o, "\\ufffd", 6);	/* not UTF-8: replacement character */
-			}
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			i++;
+			continue;
 		}
+		k = c >= 0x80 ? utf8_len(u + i, n - i) : 0;
+		if (k && !utf8_c1(u + i, k)) {
+			i += k;
+			continue;
+		}
+		put(o, s + run, i - run);
+		switch (c) {
+		case '"': e = "\\\""; break;
+		case '\\': e = "\\\\"; break;
+		case '\n': e = "\\n"; break;
+		case '\t': e = "\\t"; break;
+		case '\r': e = "\\r"; break;
+		}
+		if (e) {
+			put(o, e, 2);
+		} else if (k) {		/* C1 control: U+0080-U+009F */
+			put(o, (char[6]){ '\\', 'u', '0', '0', hex[u[i + 1] >> 4], hex[u[i + 1] & 15] }, 6);
+			i++;
+		} else if (c < 0x80) {
+			put(o, (char[6]){ '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] }, 6);
+		} else {
+			put(o, "\\ufffd", 6);	/* not UTF-8: replacement character */
+		}
+		run = ++i;
 	}
+	put(o, s + run, n - run);
 	putc_(o, '"');
 }
 
@@ -214,7 +271,7 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 	case PK_FMT_KMSG:
 		putf(&o, "%d,%llu,%llu,%c;", rec->facility << 3 | rec->level,
 		     (unsigned long long)rec->seq, us, (rec->flags & PK_REC_CONT) ? 'c' : '-');
-		put_escaped(&o, rec->text, rec->len);
+		put_kmsg(&o, rec->text, rec->len);
 		putc_(&o, '\n');
 		break;
 	case PK_FMT_SYSLOG:

@@ -21,10 +21,18 @@ struct pk_format_opts {
 };
 #define PK_FMT_F_REALTIME	0x200u	/* human: wall-clock date instead of uptime */
 #define PK_FMT_F_DELTA		0x400u	/* human: add <delta> since prev_ts_ns */
-#define PK_FMT_F_ESCAPE		0x800u	/* human, syslog: escape control bytes as \xNN */
+/*
+ * Every rendering but raw escapes the text (format.c, "Escaping"); the flag
+ * is kept for callers that asked for it and adds nothing.
+ */
+#define PK_FMT_F_ESCAPE		0u
 #define PK_FMT_KIND(f)		((f) & 0xffu)
 
-/* Longest rendering of one record (text escaped at worst 6x for JSON). */
+/*
+ * Longest rendering of one record (text escaped at worst 6x for JSON).  A
+ * human rendering of a text made mostly of newlines (each one a line
+ * indented to the prefix) can be longer; it is cut, still ending in '\n'.
+ */
 #define PK_FORMAT_MAX	(PK_RECORD_MAX * 6 + 256)
 
 /*

@@ -800,7 +800,7 @@ static void test_format_kinds(void **state)
 	assert_string_equal(render("x\\y\x01z", 5, PK_FMT_KMSG, PK_REC_CONT, buf, sizeof(buf)),
 			    "12,42,3123456,c;x\\x5cy\\x01z\n");
 	assert_string_equal(render("one\ntwo", 7, PK_FMT_SYSLOG, 0, buf, sizeof(buf)),
-			    "<12>[    3.123456] one\n<12>[    3.123456] two\n");
+			    "<12>[    3.123456] one\ntwo\n");
 	assert_string_equal(render("raw", 3, PK_FMT_RAW, 0, buf, sizeof(buf)), "raw\n");
 	assert_string_equal(render(hostile, sizeof(hostile) - 1, PK_FMT_JSON,
 				   PK_REC_CONT | PK_REC_TRUNC, buf, sizeof(buf)),

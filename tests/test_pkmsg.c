@@ -156,8 +156,8 @@ static void test_human(void **state)
 		assert_true(has(out, line));
 	}
 	assert_true(out[0] == '[');
-	assert_true(has(out, "] line one\n["));
-	assert_true(has(out, "] line two\n"));
+	/* A continuation line is indented by the prefix's width, as dmesg does. */
+	assert_true(has(out, "] line one\n               line two\n["));
 	/* Control bytes escaped, never raw; printable text untouched. */
 	assert_true(has(out, "] esc \\x1b[31m bs\\ tab\t hi\\xff\n"));
 	assert_null(strchr(out, '\x1b'));

@@ -12,6 +12,8 @@
  *   write()        normal context: called by exactly one thread at a time
  *                  (the console's owner).  Returns bytes written (a short
  *                  write is retried with the rest) or a negative errno.
+ *                  A return above @len counts as @len: no driver can
+ *                  inflate the byte counters.
  *   write_atomic() optional; called from emergency, panic and crash
  *                  contexts, possibly while another thread is stuck inside
  *                  write().  Must be async-signal-safe.
@@ -37,13 +39,33 @@ struct pk_console_ops {
 
 struct pk_console;
 
-/* Output formats of a console (pk_console_set_format). */
+/* How many consoles may be registered at a time. */
+#define PK_MAX_CONSOLES	16
+
+/*
+ * Output formats of a console (pk_console_set_format).  Every format but raw
+ * escapes the text so that a log shown on a terminal (cat, tail -f) cannot
+ * carry escape sequences, and so that no text forges a line:
+ *   human, syslog  as dmesg: control bytes but TAB, DEL, UTF-8-encoded C1
+ *                  controls and bytes that are not valid UTF-8 as \xNN
+ *                  (ESC \x1b, CR \x0d, BEL \x07); valid UTF-8, TAB and
+ *                  backslash as they are.  A newline in the text starts a
+ *                  continuation line: indented by the prefix's width
+ *                  (human); without "<PRI>", a '<' opening it as \x3c
+ *                  (syslog, which dmesg -F reads as a continuation).
+ *   kmsg           as /dev/kmsg: every byte outside 0x20-0x7e, and
+ *                  backslash, as \xNN (newline \x0a; UTF-8 too).
+ *   JSON           valid JSON: \n \r \t \" \\, other controls, DEL and
+ *                  C1 controls as \u00NN, bytes not UTF-8 as \ufffd.
+ *   raw            nothing is escaped: the text exactly as stored, for a
+ *                  consumer that wants the bytes (never for a terminal).
+ */
 enum pk_format {
 	PK_FMT_HUMAN,	/* "[    1.234567] text" */
 	PK_FMT_KMSG,	/* "6,1234,1234567,-;text" as /dev/kmsg */
 	PK_FMT_SYSLOG,	/* "<6>[    1.234567] text" as dmesg -F reads */
 	PK_FMT_JSON,	/* one JSON object per line */
-	PK_FMT_RAW,	/* the text alone */
+	PK_FMT_RAW,	/* the text alone, unescaped */
 };
 #define PK_FMT_F_TID	0x100u	/* human: add "[T1234] " after the time */
 
@@ -54,8 +76,11 @@ enum pk_format {
  * The console starts at the oldest record still stored, as a kernel
  * console registered late prints the log buffer's backlog.
  * Context: any thread, not from a signal handler.
- * Return: the console, or NULL with errno set (EINVAL for NULL ops or no
- * write callback, ENOMEM).
+ * At most PK_MAX_CONSOLES (16) consoles are registered at a time, those
+ * of PK_CONSOLE included; an unregistered console's slot is free again.
+ * Return: the console, or NULL with errno set: EINVAL for NULL ops or no
+ * write callback, ENOSPC when PK_MAX_CONSOLES are registered already,
+ * ENOMEM.
  */
 struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *ctx, int loglevel);
 
@@ -110,11 +135,31 @@ struct pk_console_driver {
 int pk_console_fd_make(int fd, struct pk_console_driver *out);
 
 /*
- * file: O_APPEND to @path, created 0644; PK_FILE_FSYNC: fsync each write.
- * @path may be a FIFO: -ENXIO if nobody has it open for reading, and as a
- * pipe for pk_console_fd_make() after that.
+ * file: O_APPEND to @path (O_CLOEXEC).  A new file is created with mode
+ * 0600, less the umask, unless @flags has PK_FILE_MODE(mode); an existing
+ * one keeps its mode.  PK_FILE_FSYNC: fsync each write.  @path may be a
+ * FIFO: -ENXIO if nobody has it open for reading, and as a pipe for
+ * pk_console_fd_make() after that.
+ *
+ * In a sticky, world-writable directory such as /tmp, a symlink is
+ * followed, and an existing file opened, only if it is owned by the
+ * effective uid or by the directory's owner (the kernel's
+ * protected_symlinks and protected_regular rules, applied whatever the
+ * system's settings, to every component of @path); otherwise the call
+ * says on stderr which path, object and rule, and fails with -EACCES.
+ * The check and the open cannot be raced: each component is opened
+ * without following and looked at through its descriptor.  The kernel's
+ * own links in /proc (/dev/stderr, /proc/self/fd/N) are followed by it.
+ *
+ * The records are written rendered (PK_FMT_HUMAN unless set otherwise),
+ * so control bytes are escaped; PK_FMT_RAW writes them as they are.
+ * Return: 0 with @out filled, or a negative errno: -EINVAL (bad
+ * arguments or flags), -EACCES (refused by the rules above, or by the
+ * file's permissions), -ENXIO (a FIFO without a reader), -ELOOP,
+ * -ENOENT, -EISDIR, -ENAMETOOLONG and the like from open(2), -ENOMEM.
  */
 #define PK_FILE_FSYNC	0x1u
+#define PK_FILE_MODE(mode)	(0x10000u | ((unsigned)(mode) & 0777u) << 20)
 int pk_console_file_make(const char *path, unsigned flags, struct pk_console_driver *out);
 
 /*

@@ -62,10 +62,14 @@ static char *put_uint(char *p, unsigned long n)
 	return p;
 }
 
-static long send_line(struct syslog_ctx *s, const char *line, size_t len)
+/*
+ * One line of a PK_FMT_SYSLOG rendering as one datagram.  A line without
+ * "<PRI>" continues the record of the line before it (the text held a
+ * newline) and takes its priority, *@pri.
+ */
+static long send_line(struct syslog_ctx *s, const char *line, size_t len, unsigned long *pri)
 {
 	char out[SYSLOG_LINE_MAX], *p = out;
-	unsigned long pri = 8 + 4;	/* user.warning */
 	const char *t = line, *end = line + len;
 	size_t ident_len = strlen(s->ident), room;
 	ssize_t n;
@@ -77,7 +81,7 @@ static long send_line(struct syslog_ctx *s, const char *line, size_t len)
 		while (q < end && *q >= '0' && *q <= '9' && v < 1000)
 			v = v * 10 + (unsigned long)(*q++ - '0');
 		if (q < end && *q == '>' && q > t + 1 && v < 192) {
-			pri = v;
+			*pri = v;
 			t = q + 1;
 			if (t < end && *t == '[') {	/* the console's timestamp: the daemon stamps */
 				q = memchr(t, ']', (size_t)(end - t));
@@ -87,7 +91,7 @@ static long send_line(struct syslog_ctx *s, const char *line, size_t len)
 		}
 	}
 	*p++ = '<';
-	p = put_uint(p, pri);
+	p = put_uint(p, *pri);
 	*p++ = '>';
 	memcpy(p, s->ident, ident_len);
 	p += ident_len;
@@ -114,6 +118,7 @@ static long syslog_write(void *ctx, const char *buf, size_t len)
 {
 	struct syslog_ctx *s = ctx;
 	const char *p = buf, *end = buf + len, *nl;
+	unsigned long pri = 8 + 4;	/* user.warning, until a line says */
 	long ret;
 
 	while (p < end) {
@@ -121,7 +126,7 @@ static long syslog_write(void *ctx, const char *buf, size_t len)
 		if (!nl)
 			nl = end;
 		if (nl > p) {
-			ret = send_line(s, p, (size_t)(nl - p));
+			ret = send_line(s, p, (size_t)(nl - p), &pri);
 			if (ret < 0)
 				return p == buf ? ret : (long)(p - buf);
 		}
