@@ -35,7 +35,8 @@
  *     mapping, so several live processes may share one store.
  *
  * A new file is made whole before anyone can see it: it is created
- * unnamed (O_TMPFILE; a uniquely named temporary where unsupported),
+ * unnamed (O_TMPFILE; a uniquely named temporary, O_EXCL, where
+ * unsupported) with mode 0600, which the umask may only narrow,
  * sized with posix_fallocate (so that a full disk fails here, not as
  * SIGBUS inside pk_printk), formatted and locked, and only then linked at
  * its path.  If the link finds the path taken, another process won the
@@ -43,6 +44,51 @@
  * leaves nothing, or a complete empty store.  An existing empty file
  * (touch(1)) is formatted, as it holds nothing to lose; anything else
  * that does not validate is refused with one line on stderr.
+ *
+ * OWNERSHIP (writers)
+ *
+ * A store holds whatever the program logs, so a writer uses an existing
+ * file only if all of these hold, checked on lstat() of the path before
+ * anything is opened (so that no device or FIFO is ever opened) and again,
+ * authoritatively, on fstat() of what was opened:
+ *
+ *   - it is not a symbolic link (the open uses O_NOFOLLOW as well): another
+ *     user's link in a sticky /tmp must not turn its target into a store.
+ *     Only the last component is checked; links among the directories are
+ *     the administrator's;
+ *   - it is a regular file;
+ *   - it is owned by the effective uid (root included: root does not
+ *     adopt another user's file);
+ *   - it is not writable by group or others (an ACL granting write to
+ *     anyone else shows in the group bits, which hold the ACL mask).
+ *
+ * The ownership checks come before the lock, so that a lock another user
+ * holds on a file we would refuse cannot make the writer wait.  A refusal
+ * is one line on stderr naming the path and the rule; the caller
+ * (pk_init) then keeps records in anonymous memory.
+ *
+ * Readers (pkmsg, pk_reader_open_file) are not bound by these rules: the
+ * file is untrusted input to them anyway, and reading another user's store
+ * that the kernel lets us read is what pkmsg is for.  A reader follows a
+ * symlink only when it maps read-only; a writable reader (pkmsg -C, -w)
+ * opens with O_NOFOLLOW, so no symlink ever leads it into writing.
+ *
+ * TRUNCATION UNDER A WRITER
+ *
+ * A writer's mapping never outgrows the file (the file size equals the
+ * header's total_size, checked before mapping), so only a truncation while
+ * mapped could raise SIGBUS in pk_printk.  Under the rules above nobody
+ * else can: truncate(2) and ftruncate(2) need write access to the file,
+ * which only its owner (the writer's own uid, who can also kill or ptrace
+ * the writer) and root have, since the file is the writer's and neither
+ * group nor others may write it.  The mode cannot have been wider when
+ * someone else opened it: a store this library creates is 0600 from birth
+ * (before its link makes it visible), and only the owner or root can chmod
+ * it.  What remains are the owner's own mistakes (truncating the file by
+ * hand, or widening its mode and letting another user open it for writing
+ * before narrowing it again, which keeps that descriptor writable) and I/O
+ * errors; those are not defended against: a SIGBUS handler is the
+ * program's to install.  The library itself never shrinks a store file.
  *
  * Reopening continues the sequence numbers, as the kernel's log does
  * across dmesg runs.  PK_BUFFER_CLEAR starts afresh but still continues
@@ -83,13 +129,17 @@
  * gets there, and beyond it the numbering could wrap) and lpos_head
  * 8-aligned.  A header that fails is refused like any invalid store, for
  * writers and readers alike, so that absurd bounds can neither make every
- * write fail nor send a reader round the whole seq space.  Descriptors
- * are not trusted either: pk__ring_recover(), run at every exclusive
- * open, makes each one consistent with the header.  Records are
- * validated one by one by the reader (pk__ring_read).  Truncating a file
- * while it is mapped is outside what the library can defend against
- * without a SIGBUS handler, which is the program's to install (pkmsg
- * does): the reader maps only the size it validated.
+ * write fail nor send a reader round the whole seq space.  lpos_head may
+ * hold any aligned value: data positions are compared by difference, so
+ * they wrap harmlessly.  The waiters' lease (wait_until) is never trusted
+ * further than a lease can run (ringbuf.c, lease_runs).  Descriptors are
+ * not trusted either: pk__ring_recover(), run at every exclusive open,
+ * makes each one consistent with the header, whatever seq it claims
+ * (older, newer, or beyond seq_head).  Records are validated one by one
+ * by the reader (pk__ring_read).  A file shorter than its header's
+ * total_size is reported as truncated.  The reader maps only the size it
+ * validated; a reader whose file is truncated while mapped gets SIGBUS,
+ * which pkmsg catches (the owner's rules above bind writers, not readers).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,38 +182,99 @@ static int64_t realtime_zero_now(void)
 	       ((int64_t)real.tv_nsec - mono.tv_nsec);
 }
 
+/* Room for any reason this file gives. */
+#define WHY_MAX 256
+
+/*
+ * The one line a writer's failure prints: the path, the reason (@why, or
+ * the errno's description), and what the library does instead.
+ */
 static int report(const char *path, int err, const char *why)
 {
-	fprintf(stderr, "libprintk: store %s: %s\n", path, why ? why : pk_strerror(err));
+	fprintf(stderr, "libprintk: store %s: %s; records are kept in memory only\n", path,
+		why && *why ? why : pk_strerror(err));
 	return err;
 }
 
-/**
+/*
+ * check_owner() - may a writer use the existing file described by @st?
+ * The rules of "OWNERSHIP" above, in the order they are stated.
+ *
+ * Context: any thread.
+ * Return: 0; -ELOOP a symlink; -EISDIR a directory; -EINVAL not a
+ * regular file; -EPERM another owner, or writable by group or others.
+ * @why names the rule that failed.
+ */
+static int check_owner(const struct stat *st, char *why, size_t n)
+{
+	if (S_ISLNK(st->st_mode)) {
+		snprintf(why, n, "is a symbolic link; a store is never opened through one "
+			 "(name the file itself)");
+		return -ELOOP;
+	}
+	if (S_ISDIR(st->st_mode)) {
+		snprintf(why, n, "is a directory; name a file in it");
+		return -EISDIR;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(why, n, "not a regular file");
+		return -EINVAL;
+	}
+	if (st->st_uid != geteuid()) {
+		snprintf(why, n, "owned by uid %u, not by this process's effective uid %u; "
+			 "a store is used only by its owner", (unsigned)st->st_uid,
+			 (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, n, "writable by group or others (mode %04o); a store must be "
+			 "writable by its owner only (chmod go-w)", (unsigned)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
  * validate() - check an untrusted mapped store of @size bytes.
  * @mem:  the mapping (at least @size bytes, @size >= PK_RING_HDR_SIZE)
- * @why:  set to a sentence naming the problem on failure
+ * @why:  set to a sentence naming the problem on failure (@n bytes)
  *
  * Context: any thread.
  * Return: 0; -EPROTO for another format version; -EINVAL for anything
  * that is not a valid store.
  */
-static int validate(void *mem, size_t size, struct pk_ring *ring, const char **why)
+static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, size_t n)
 {
+	const volatile struct pk_ring_hdr *vh = mem;
 	const struct pk_ring_hdr *h = mem;
-	uint64_t first, clear, head, lpos;
+	struct pk_ring scratch;
+	uint64_t first, clear, head, lpos, total;
 	int ret = pk__ring_attach(ring, mem, size);
 
 	if (ret == -EPROTO) {
-		*why = "store file has another format version";
+		snprintf(why, n, "store file has another format version");
 		return ret;
 	}
+	total = vh->total_size;
 	if (ret < 0) {
-		*why = h->magic != PK_RING_MAGIC ? "not a libprintk store (bad magic)"
-						 : "corrupt store header (sizes or offsets)";
+		/*
+		 * A header that would be valid for a file of its total_size,
+		 * but the file is shorter: say so.  The attach reads only
+		 * the header, never the rings it would describe.
+		 */
+		if (h->magic == PK_RING_MAGIC && total > size &&
+		    pk__ring_attach(&scratch, mem, (size_t)total) == 0)
+			snprintf(why, n, "store file is truncated: %zu bytes, its header describes %llu",
+				 size, (unsigned long long)total);
+		else
+			snprintf(why, n, "%s", h->magic != PK_RING_MAGIC
+				 ? "not a libprintk store (bad magic)"
+				 : "corrupt store header (sizes or offsets)");
 		return ret;
 	}
-	if (h->total_size != size) {
-		*why = "file size does not match the store header (truncated or extended)";
+	if (total != size) {
+		snprintf(why, n, "file size does not match the store header: %zu bytes, the header "
+			 "describes %llu", size, (unsigned long long)total);
 		return -EINVAL;
 	}
 	/*
@@ -175,7 +286,11 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, const char **w
 	head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
 	lpos = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
 	if (first > clear || clear > head || head > PK_RING_SEQ_LIMIT || (lpos & 7)) {
-		*why = "corrupt store header (sequence bounds)";
+		snprintf(why, n, "corrupt store header (sequence bounds): first_seq %llu, "
+			 "clear_seq %llu, seq_head %llu (at most %llu), lpos_head %llu",
+			 (unsigned long long)first, (unsigned long long)clear,
+			 (unsigned long long)head, (unsigned long long)PK_RING_SEQ_LIMIT,
+			 (unsigned long long)lpos);
 		return -EINVAL;
 	}
 	return 0;
@@ -183,26 +298,32 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, const char **w
 
 /* Map @fd (a regular file of @size bytes) and validate it. */
 static int map_validated(int fd, size_t size, bool writable, void **memp, struct pk_ring *ring,
-			 const char **why)
+			 char *why, size_t n)
 {
+	uint64_t magic = 0;
 	void *mem;
 	int ret;
 
 	if (size < PK_RING_HDR_SIZE) {
-		*why = "file too short to be a libprintk store";
+		if (size >= sizeof(magic) && pread(fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
+		    magic == PK_RING_MAGIC)
+			snprintf(why, n, "store file is truncated: %zu bytes, shorter than its "
+				 "header", size);
+		else
+			snprintf(why, n, "file too short to be a libprintk store");
 		return -EINVAL;
 	}
 	if (size > pk__ring_region_size(PK_RING_MAX_DATA_LOG2)) {
-		*why = "file too large to be a libprintk store";
+		snprintf(why, n, "file too large to be a libprintk store");
 		return -EINVAL;
 	}
 	mem = mmap(NULL, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
 	if (mem == MAP_FAILED) {
 		ret = -errno;
-		*why = NULL;
+		why[0] = '\0';
 		return ret;
 	}
-	ret = validate(mem, size, ring, why);
+	ret = validate(mem, size, ring, why, n);
 	if (ret < 0) {
 		munmap(mem, size);
 		return ret;
@@ -259,18 +380,62 @@ static void format_new(void *mem, unsigned l2)
 	((struct pk_ring_hdr *)mem)->generation = 1;
 }
 
-/* Open the existing store behind @fd for writing.  Consumes nothing. */
-static int open_existing(const char *path, int fd, unsigned l2, size_t size, unsigned flags,
-			 void **memp)
+/*
+ * How the caller asked for @bytes: "PK_BUFFER_SIZE=4m" when that is where
+ * the size came from, so that the message names what the user wrote.
+ */
+static void asked_size(size_t bytes, char *buf, size_t n)
+{
+	const char *v = secure_getenv("PK_BUFFER_SIZE");
+	size_t sz;
+
+	if (v && pk__parse_size(v, &sz) == 0 && sz == bytes)
+		snprintf(buf, n, "PK_BUFFER_SIZE=%.40s", v);
+	else
+		snprintf(buf, n, "a buffer size of %zu bytes", bytes);
+}
+
+/* The message for a valid store whose data ring is 1 << @l2, not what was asked. */
+static void other_size(unsigned l2, size_t file_size, size_t asked, char *why, size_t n)
+{
+	size_t lo = pk__ring_region_size(l2), hi = pk__ring_region_size(l2 + 1) - 1;
+	char want[64];
+
+	/* The buffer sizes that open this store: those that give the same ring. */
+	if (lo < PK_BUFFER_SIZE_MIN)
+		lo = PK_BUFFER_SIZE_MIN;
+	if (hi > PK_BUFFER_SIZE_MAX)
+		hi = PK_BUFFER_SIZE_MAX;
+	asked_size(asked, want, sizeof(want));
+	if (lo <= hi)
+		snprintf(why, n, "%s does not match this %zu-byte store, which a buffer size "
+			 "from %zu to %zu bytes opens; remove the file or use such a size",
+			 want, file_size, lo, hi);
+	else
+		snprintf(why, n, "%s does not match this %zu-byte store, which no buffer size "
+			 "opens; remove the file", want, file_size);
+}
+
+/*
+ * Open the existing store behind @fd for writing.  Consumes nothing.
+ * @asked: the buffer size the caller asked for (for messages).
+ */
+static int open_existing(const char *path, int fd, unsigned l2, size_t size, size_t asked,
+			 unsigned flags, void **memp)
 {
 	struct pk_ring ring;
-	const char *why = NULL;
+	char why[WHY_MAX];
 	struct stat st;
 	bool excl = true;
 	void *mem;
-	char msg[160];
 	int ret;
 
+	/* Before the lock: another user's lock must not make us wait. */
+	if (fstat(fd, &st) < 0)
+		return report(path, -errno, NULL);
+	ret = check_owner(&st, why, sizeof(why));
+	if (ret < 0)
+		return report(path, ret, why);
 	ret = ofd_lock(fd, F_WRLCK, false);
 	if (ret == -EAGAIN || ret == -EACCES) {
 		excl = false;
@@ -278,10 +443,9 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, uns
 	}
 	if (ret < 0)
 		return report(path, ret, "cannot lock the store file");
+	/* The size again: only what the lock now protects counts. */
 	if (fstat(fd, &st) < 0)
 		return report(path, -errno, NULL);
-	if (!S_ISREG(st.st_mode))
-		return report(path, -EINVAL, "not a regular file");
 	if (st.st_size == 0 && excl) {
 		/* Empty (e.g. touch(1)): nothing to lose, make it a store. */
 		ret = reserve(fd, size);
@@ -293,15 +457,15 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, uns
 		format_new(mem, l2);
 		goto done;
 	}
-	ret = map_validated(fd, (size_t)st.st_size, true, &mem, &ring, &why);
+	ret = map_validated(fd, (size_t)st.st_size, true, &mem, &ring, why, sizeof(why));
 	if (ret < 0)
 		return report(path, ret, why);
-	if (ring.h->data_log2 != l2) {
-		snprintf(msg, sizeof(msg),
-			 "store holds a %zu-byte region, PK_BUFFER_SIZE asks for %zu; "
-			 "remove the file or match its size", (size_t)st.st_size, size);
+	/* The view's size, which attach derived from the header it validated. */
+	if (ring.data_size != 1ull << l2) {
+		other_size((unsigned)__builtin_ctzll(ring.data_size), (size_t)st.st_size, asked,
+			   why, sizeof(why));
 		munmap(mem, (size_t)st.st_size);
-		return report(path, -EINVAL, msg);
+		return report(path, -EINVAL, why);
 	}
 	if (excl)
 		take_over(&ring, flags);
@@ -341,12 +505,12 @@ static int create_new(const char *path, unsigned l2, size_t size, void **memp, i
 	int fd, ret;
 
 	dir_of(path, dir, sizeof(dir));
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		/* Relaxed: only has to make names unique within the process. */
 		snprintf(tmp, sizeof(tmp), "%s.%d.%u.tmp", path, (int)getpid(),
 			 atomic_fetch_add_explicit(&tmp_count, 1, memory_order_relaxed));
-		fd = open(tmp, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0644);
+		fd = open(tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return -errno;
 		named = true;
@@ -387,21 +551,50 @@ fail:
 	return ret;
 }
 
+/*
+ * The open of an existing store at @path failed with @err: a symlink put
+ * there since we looked (O_NOFOLLOW says ELOOP) gets the rule's words.
+ */
+static int report_open(const char *path, int err)
+{
+	char why[WHY_MAX];
+	struct stat st;
+
+	if (err == -ELOOP && lstat(path, &st) == 0 && check_owner(&st, why, sizeof(why)) == -ELOOP)
+		return report(path, err, why);
+	return report(path, err, NULL);
+}
+
 int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, int *fdp)
 {
 	const char *path = cfg->buffer_path;
 	unsigned l2 = pk__ring_data_log2_for(cfg->buffer_size);
+	char why[WHY_MAX];
+	struct stat st;
 	size_t size;
 	int fd, ret, tries;
 
 	if (!path || !*path || !l2)
 		return -EINVAL;
 	size = pk__ring_region_size(l2);
-	/* Each retry means another process created the file meanwhile. */
+	/* Each retry means another process created or removed the file meanwhile. */
 	for (tries = 0; tries < 16; tries++) {
-		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd >= 0) {
-			ret = open_existing(path, fd, l2, size, cfg->flags, memp);
+		/*
+		 * Look before opening, so that a device, a FIFO or another
+		 * user's file is never opened at all; open_existing() checks
+		 * again what was opened, which is what counts.
+		 */
+		if (lstat(path, &st) == 0) {
+			ret = check_owner(&st, why, sizeof(why));
+			if (ret < 0)
+				return report(path, ret, why);
+			fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+			if (fd < 0) {
+				if (errno == ENOENT)
+					continue;
+				return report_open(path, -errno);
+			}
+			ret = open_existing(path, fd, l2, size, cfg->buffer_size, cfg->flags, memp);
 			if (ret < 0) {
 				close(fd);
 				return ret;
@@ -451,15 +644,20 @@ int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *s
 			 bool *live)
 {
 	struct pk_ring ring;
-	const char *why;
+	char why[WHY_MAX];
 	struct stat st;
 	void *mem;
 	int fd, ret;
 
 	if (!path)
 		return -EINVAL;
-	/* O_NONBLOCK: a FIFO put in the store's place must not hang us. */
-	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/*
+	 * O_NONBLOCK: a FIFO put in the store's place must not hang us.
+	 * O_NOFOLLOW when writable: a symlink never leads a reader into
+	 * writing (see "OWNERSHIP"); read-only, it is followed like cat(1).
+	 */
+	fd = open(path, (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | O_NOCTTY |
+			O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {
@@ -470,7 +668,7 @@ int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *s
 		ret = -EINVAL;
 		goto fail;
 	}
-	ret = map_validated(fd, (size_t)st.st_size, writable, &mem, &ring, &why);
+	ret = map_validated(fd, (size_t)st.st_size, writable, &mem, &ring, why, sizeof(why));
 	if (ret < 0)
 		goto fail;
 	*live = pk__persist_live(fd, mem);

@@ -80,18 +80,29 @@ static int check_config(const struct pk_config *c)
 	return 0;
 }
 
-static int store_open(const struct pk_config *cfg)
+/*
+ * Set up the record store: @cfg's store file, or anonymous memory.  A
+ * store file that cannot be used (pk__persist_open() has said why, once,
+ * on stderr) is not fatal: its error goes to *@store_err and records are
+ * kept in anonymous memory instead, so that the consoles keep printing.
+ * Return: 0, or a negative errno if not even anonymous memory could be had.
+ */
+static int store_open(const struct pk_config *cfg, int *store_err)
 {
 	unsigned l2;
 	void *mem;
 	size_t size;
 	int ret, fd = -1;
 
+	*store_err = 0;
 	if (cfg->buffer_path) {
 		ret = pk__persist_open(cfg, &mem, &size, &fd);
-		if (ret < 0)
-			return ret;
-	} else {
+		if (ret < 0) {
+			*store_err = ret;
+			fd = -1;
+		}
+	}
+	if (fd < 0) {
 		l2 = pk__ring_data_log2_for(cfg->buffer_size);
 		if (!l2)
 			return -EINVAL;
@@ -135,12 +146,20 @@ static void store_close(void)
 	pk__g.mem_fd = -1;
 }
 
+/* Is @path the store PK_BUFFER names (as pk_config_init() reads it)? */
+static bool store_from_env(const char *path)
+{
+	const char *v = secure_getenv("PK_BUFFER");
+
+	return path && v && !strcmp(v, path);
+}
+
 int pk_init(const struct pk_config *cfg)
 {
 	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 	struct pk_config def;
 	int expect = PK__UNINIT;
-	int ret;
+	int ret, store_err;
 
 	if (!cfg) {
 		pk_config_init(&def);
@@ -154,7 +173,7 @@ int pk_init(const struct pk_config *cfg)
 		return -EALREADY;
 	in_init = true;
 	pk__g.cfg = *cfg;
-	ret = store_open(cfg);
+	ret = store_open(cfg, &store_err);
 	if (ret == 0) {
 		/* Records stored before now come first, before any console exists. */
 		pk__early_migrate();
@@ -175,6 +194,13 @@ int pk_init(const struct pk_config *cfg)
 		pk__early_migrate();
 		pk__flush_kick();
 	}
+	/*
+	 * Set up all the same, with records in memory.  The program that
+	 * named the store itself is told; a store named by PK_BUFFER is the
+	 * user's, who was told on stderr, and must not make the program fail.
+	 */
+	if (ret == 0 && store_err < 0 && !store_from_env(cfg->buffer_path))
+		return store_err;
 	return ret;
 }
 

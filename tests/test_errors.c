@@ -10,7 +10,7 @@
  *     store, too short or too large, another version, a corrupt header, a
  *     size that does not match, another PK_BUFFER_SIZE, a missing
  *     directory, a dangling symlink, a file size limit, a symlink to a
- *     good store;
+ *     good store (refused: persist.c, "OWNERSHIP");
  *   - the reader API on bad files and bad arguments;
  *   - PK_CONSOLE: every kind of malformed entry, and a full console table;
  *   - the record formats (kmsg, syslog, JSON, raw, human with its flags,
@@ -358,11 +358,10 @@ static void test_store_bad_header(void **state)
 
 	/* Extended by a page: the size no longer matches the header. */
 	assert_int_equal(truncate(path, (off_t)size + 4096), 0);
-	refused(path, STORE, -EINVAL,
-		"file size does not match the store header (truncated or extended)");
+	refused(path, STORE, -EINVAL, "file size does not match the store header: ");
 	/* Truncated: the header describes more than the file holds. */
 	assert_int_equal(truncate(path, (off_t)size - 4096), 0);
-	refused(path, STORE, -EINVAL, "corrupt store header (sizes or offsets)");
+	refused(path, STORE, -EINVAL, "store file is truncated: ");
 	assert_int_equal(truncate(path, (off_t)size), 0);
 
 	/* Put right again, it opens. */
@@ -381,12 +380,14 @@ static void test_store_other_size(void **state)
 {
 	char *path = good_store(STORE), want[256];
 	size_t have = pk__ring_region_size(pk__ring_data_log2_for(STORE));
-	size_t asked = pk__ring_region_size(pk__ring_data_log2_for(STORE * 2));
+	size_t next = pk__ring_region_size(pk__ring_data_log2_for(STORE * 2));
 
 	(void)state;
+	/* The size as the caller gave it, and the sizes that would open it. */
 	snprintf(want, sizeof(want),
-		 "store holds a %zu-byte region, PK_BUFFER_SIZE asks for %zu; "
-		 "remove the file or match its size", have, asked);
+		 "a buffer size of %u bytes does not match this %zu-byte store, which a buffer "
+		 "size from %zu to %zu bytes opens; remove the file or use such a size",
+		 STORE * 2, have, have, next - 1);
 	refused(path, STORE * 2, -EINVAL, want);
 	unlink(path);
 	free(path);
@@ -400,18 +401,16 @@ static void test_store_symlinks(void **state)
 	struct stat st;
 
 	(void)state;
-	/* A symlink to a good store is that store. */
+	/* A symlink, even to a good store of our own, is never opened by a writer. */
 	assert_int_equal(symlink(path, link_path), 0);
-	assert_int_equal(open_store(link_path, STORE, &msg), 0);
+	refused(link_path, STORE, -ELOOP, "is a symbolic link");
+	assert_int_equal(open_store(path, STORE, &msg), 0);
 	assert_string_equal(msg, "");
 	free(msg);
 
-	/*
-	 * A dangling symlink: the path does not open (ENOENT) and cannot be
-	 * created (EEXIST) either; the library gives up instead of looping.
-	 */
+	/* A dangling symlink: refused as a symlink, nothing created through it. */
 	assert_int_equal(symlink(nowhere, dangling), 0);
-	refused(dangling, STORE, -EAGAIN, "the store file keeps appearing and vanishing");
+	refused(dangling, STORE, -ELOOP, "is a symbolic link");
 	assert_int_equal(lstat(dangling, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
 	assert_int_equal(stat(nowhere, &st), -1);

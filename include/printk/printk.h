@@ -113,9 +113,20 @@ void pk_config_init(struct pk_config *cfg);
  * with the defaults.  Records stored before (from signal handlers, or
  * while another thread initialises) wait in a static early store and are
  * moved into the configured store here, ahead of everything else.
+ * A store file (buffer_path) that cannot be used is never fatal: one line
+ * on stderr names the path and the reason (another user's file, a
+ * symlink, a group- or world-writable file, not a store, another size, no
+ * permission, ...), and records are then kept in anonymous memory, with
+ * the consoles printing as usual.  A new store file is created mode 0600
+ * (the umask may only narrow it).
  * Context: any thread, not from a signal handler.
  * Return: 0; -EALREADY if already initialised; -EINVAL for a bad config;
- * other negative errno from opening the store.
+ * other negative errno from opening the store file named by
+ * cfg->buffer_path, in which case the library is set up all the same,
+ * with records in memory (call pk_shutdown() before trying another
+ * store).  A store named by PK_BUFFER (the user's, not the program's
+ * choice: pk_init(NULL), the first pk_printk(), or a buffer_path equal
+ * to PK_BUFFER) gives 0 after the warning.
  */
 int pk_init(const struct pk_config *cfg);
 
