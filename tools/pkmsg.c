@@ -267,9 +267,12 @@ static struct pk_reader *open_store(const struct opts *o)
 	if (o->clear)
 		return pk_reader_open_file_flags(o->path, PK_READER_WRITABLE);
 	if (o->follow) {
-		/* Writable lets the writers wake us; without permission, poll. */
+		/*
+		 * Writable lets the writers wake us; without permission, or
+		 * through a symlink (never followed into writing: ELOOP), poll.
+		 */
 		r = pk_reader_open_file_flags(o->path, PK_READER_WRITABLE);
-		if (r || (errno != EACCES && errno != EPERM && errno != EROFS))
+		if (r || (errno != EACCES && errno != EPERM && errno != EROFS && errno != ELOOP))
 			return r;
 	}
 	return pk_reader_open_file(o->path);
