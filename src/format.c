@@ -105,6 +105,39 @@ static void put_hex(struct out *o, unsigned char c)
 	put(o, (char[4]){ '\\', 'x', hex[c >> 4], hex[c & 15] }, 4);
 }
 
+/*
+ * The common case, printable ASCII, eight bytes at a time: from @i, skip
+ * whole words with no byte below 0x20 or from 0x7f up (TAB included:
+ * the byte loop decides) and none equal to @a or @b.  Return: where the
+ * byte loop goes on.
+ */
+#define ONES	0x0101010101010101ull
+#define HIGHS	(ONES * 0x80)
+
+static bool word_has(uint64_t x, unsigned char c)
+{
+	uint64_t v = x ^ (ONES * c);
+
+	return (v - ONES) & ~v & HIGHS;
+}
+
+static size_t skip_plain(const unsigned char *u, size_t i, size_t n, unsigned char a,
+			 unsigned char b)
+{
+	uint64_t x, l;
+
+	while (i + 8 <= n) {
+		memcpy(&x, u + i, 8);
+		l = x & ~HIGHS;
+		/* A high bit: >= 0x80, or low 7 bits < 0x20, or == 0x7f. */
+		if (((x | ~(l + ONES * 0x60) | (l + ONES)) & HIGHS) || word_has(x, a) ||
+		    word_has(x, b))
+			break;
+		i += 8;
+	}
+	return i;
+}
+
 /* Length of a valid UTF-8 sequence at @s (at most @n bytes), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -140,11 +173,18 @@ static bool utf8_c1(const unsigned char *s, size_t k)
 static void put_safe(struct out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k, run = 0;
+	size_t i = 0, k, run = 0, next = 0;
 
 	while (i < n) {
-		unsigned char c = u[i];
+		unsigned char c;
 
+		if (i >= next) {	/* skip printable ASCII, then 8 bytes one by one */
+			i = skip_plain(u, i, n, 0, 0);
+			next = i + 8;
+			if (i == n)
+				break;
+		}
+		c = u[i];
 		if ((c >= 0x20 && c < 0x7f) || c == '\t') {
 			i++;
 			continue;
@@ -202,11 +242,19 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 /* /dev/kmsg escaping: non-printable bytes and backslash as \xNN. */
 static void put_kmsg(struct out *o, const char *s, size_t n)
 {
-	size_t i, run = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, run = 0, next = 0;
 
 	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c;
 
+		if (i >= next) {	/* skip printable ASCII, then 8 bytes one by one */
+			i = skip_plain(u, i, n, '\\', '\\');
+			next = i + 8;
+			if (i == n)
+				break;
+		}
+		c = u[i];
 		if (c < 0x20 || c >= 0x7f || c == '\\') {
 			put(o, s + run, i - run);
 			put_hex(o, c);
@@ -219,13 +267,20 @@ static void put_kmsg(struct out *o, const char *s, size_t n)
 static void put_json_string(struct out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k, run = 0;
+	size_t i = 0, k, run = 0, next = 0;
 
 	putc_(o, '"');
 	while (i < n) {
-		unsigned char c = u[i];
+		unsigned char c;
 		const char *e = NULL;
 
+		if (i >= next) {	/* skip printable ASCII, then 8 bytes one by one */
+			i = skip_plain(u, i, n, '"', '\\');
+			next = i + 8;
+			if (i == n)
+				break;
+		}
+		c = u[i];
 		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
 			i++;
 			continue;

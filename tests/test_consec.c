@@ -602,6 +602,11 @@ static void test_json_valid_for_every_byte(void **state)
 		text[0] = (char)c;
 		if (!json_line(render(text, 1, PK_FMT_JSON, buf, sizeof(buf))))
 			fail_msg("byte 0x%02x: not JSON: %s", c, buf);
+		/* Every 2-byte sequence that starts like U+0080-U+07FF (C1 controls among them). */
+		text[0] = '\xc2';
+		text[1] = (char)c;
+		if (!json_line(render(text, 2, PK_FMT_JSON, buf, sizeof(buf))))
+			fail_msg("0xc2 0x%02x: not JSON: %s", c, buf);
 		/* The byte before and after a valid sequence. */
 		memcpy(text, "\xc3\xa9", 2);
 		text[2] = (char)c;
