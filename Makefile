@@ -5,11 +5,16 @@
 #                TORTURE_FLAGS="--ci" for the bounded run, "--seed S" to repeat one
 #   make coverage  coverage build (gcc --coverage), the test suite, then a
 #                per-file table of the lines of src/ and tools/ (gcovr)
+#   make install [PREFIX=/usr/local] [DESTDIR=...]
+#                build (Release), then install the library, headers,
+#                pkg-config file, CMake package, tools and man pages
+# The project's own builds treat warnings as errors (PK_WERROR=ON); a
+# project that includes libprintk does not get -Werror.
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all demo check torture coverage deps build clean
+.PHONY: all demo check torture coverage deps build install clean
 
 all: build
 
@@ -17,7 +22,7 @@ deps:
 	@sh scripts/deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 check: build
@@ -29,12 +34,20 @@ torture: build
 COVBUILD ?= build-cov
 coverage: deps
 	@command -v gcovr >/dev/null || { echo "make coverage needs gcovr (apt-get install gcovr)" >&2; exit 1; }
-	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_COVERAGE=ON -DPK_BENCH=OFF >/dev/null
+	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_WERROR=ON -DPK_COVERAGE=ON -DPK_BENCH=OFF >/dev/null
 	@cmake --build $(COVBUILD) -j $(JOBS)
 	@find $(COVBUILD) -name '*.gcda' -delete
 	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_' $(CTEST_FLAGS)
 	gcovr -r . $(COVBUILD) --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
 		--exclude 'src/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
+
+PREFIX ?= /usr/local
+INSTBUILD ?= build-install
+install: deps
+	@cmake -S . -B $(INSTBUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
+		-DPK_TESTS=OFF -DPK_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(INSTBUILD) -j $(JOBS)
+	cmake --install $(INSTBUILD)
 
 demo: build
 	$(BUILD)/bench/pkbench demo

@@ -3,7 +3,7 @@
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script fails.
 set -e
-PKGS="cmake make gcc g++ libcmocka-dev libstb-dev libspdlog-dev gnuplot-nox util-linux"
+PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev gnuplot-nox util-linux"
 if [ "$1" = ci ]; then
 	# Sanitizer runtimes, libFuzzer, the model checker and a syslog daemon.
 	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog"

@@ -29,6 +29,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Building libprintk: what this header declares is its exported API. */
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 struct pk_console_ops {
 	const char *name;
@@ -198,6 +202,10 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
  * Return: the number of consoles registered, or a negative errno.
  */
 int pk_console_register_spec(const char *spec);
+
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -29,11 +29,22 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Building libprintk: what this header declares is its exported API. */
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 #if defined(__GNUC__)
 #define PK__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define PK__PRINTF(f, a)
+#endif
+
+/* Does not return, in C11 and in C++11 and later. */
+#if defined(__cplusplus)
+#define PK__NORETURN [[noreturn]]
+#else
+#define PK__NORETURN _Noreturn
 #endif
 
 /** Message levels, as in the kernel and syslog(3). */
@@ -202,7 +213,7 @@ void pk_emergency_exit(void);
  * abort().
  * Context: any thread or signal handler.
  */
-_Noreturn void pk_panic(const char *fmt, ...) PK__PRINTF(1, 2);
+PK__NORETURN void pk_panic(const char *fmt, ...) PK__PRINTF(1, 2);
 
 /**
  * pk_crash_handler_install() - on SIGSEGV, SIGBUS, SIGILL, SIGFPE and
@@ -269,6 +280,10 @@ int pk_printer_shares(struct pk_printer_share *out, int max);
  * Context: any thread, async-signal-safe (static strings).
  */
 const char *pk_strerror(int err);
+
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

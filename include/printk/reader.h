@@ -18,6 +18,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Building libprintk: what this header declares is its exported API. */
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 /* pk_record.flags */
 #define PK_REC_CONT	0x0001u	/* continues an earlier record of the same tid */
@@ -132,6 +136,10 @@ uint64_t pk_reader_tell(const struct pk_reader *r);
  * Return: 0; -EACCES for a reader opened read-only; -EINVAL.
  */
 int pk_reader_clear(struct pk_reader *r);
+
+#if defined(PK_BUILDING_LIB) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

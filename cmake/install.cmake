@@ -1,0 +1,57 @@
+# What `cmake --install` puts where (GNUInstallDirs under CMAKE_INSTALL_PREFIX):
+#   lib/libprintk.a, lib/libprintk.so.0.1.0 (+ .so.0, .so links)
+#   include/printk/*.h
+#   lib/pkgconfig/libprintk.pc
+#   lib/cmake/printk/ (find_package(printk): printk::printk, printk::printk_static)
+#   bin/pkmsg, bin/pkbench (when built)
+#   share/man/man1, man3, man7: every page of docs/man
+include(CMakePackageConfigHelpers)
+
+install(TARGETS printk printk_shared EXPORT printkTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/printk
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+
+install(TARGETS pkmsg RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET pkbench)
+  install(TARGETS pkbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+foreach(sect 1 3 7)
+  file(GLOB pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.${sect})
+  if(pages)
+    install(FILES ${pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sect})
+  endif()
+endforeach()
+
+# pkg-config: `pkg-config --cflags --libs libprintk` (shared), add --static
+# for the archive.
+# Relocatable: paths are relative to the .pc file itself, so a prefix
+# given at install time (cmake --install --prefix, DESTDIR) still works.
+file(RELATIVE_PATH PK_PC_UP /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" PK_PC_UP "${PK_PC_UP}")
+set(PK_PC_PREFIX "\${pcfiledir}/${PK_PC_UP}")
+foreach(d LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${d}}")
+    set(PK_PC_${d} "${CMAKE_INSTALL_${d}}")
+  else()
+    set(PK_PC_${d} "\${prefix}/${CMAKE_INSTALL_${d}}")
+  endif()
+endforeach()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/libprintk.pc.in
+               ${PROJECT_BINARY_DIR}/libprintk.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/libprintk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# CMake package: find_package(printk) gives printk::printk (shared) and
+# printk::printk_static.
+set(PK_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/printk)
+install(EXPORT printkTargets NAMESPACE printk:: DESTINATION ${PK_CMAKEDIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/printkConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/printkConfig.cmake
+                              INSTALL_DESTINATION ${PK_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/printkConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/printkConfig.cmake
+        ${PROJECT_BINARY_DIR}/printkConfigVersion.cmake DESTINATION ${PK_CMAKEDIR})
