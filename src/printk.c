@@ -495,30 +495,25 @@ int pk_stats_get(struct pk_stats *st)
 
 const char *pk_strerror(int err)
 {
+	const char *desc;
+
+	/* What the error means when libprintk returns it: */
 	switch (err < 0 ? -err : err) {
 	case 0:		return "success";
-	case EINVAL:	return "invalid argument";
 	case ENOBUFS:	return "record lost: the store was overrun while it was written";
-	case ENOMEM:	return "out of memory";
 	case EAGAIN:	return "try again: libprintk is busy initialising";
 	case EALREADY:	return "libprintk is already initialised";
 	case ENODEV:	return "libprintk is not initialised";
-	case ETIMEDOUT:	return "timed out";
 	case EPROTO:	return "store file has another format version";
-	case ENOENT:	return "no such file";
-	case EACCES:	return "permission denied";
 	case EBUSY:	return "busy: another thread is panicking; the record was not stored";
-	case E2BIG:	return "too large";
-	case ENOSPC:	return "no space left";
-	case ENOSYS:	return "not supported";
-	case EIO:	return "input/output error";
 	case EPIPE:	return "console closed";
-	default:
-		/*
-		 * The C library's description (not strerror(): no locale, no
-		 * buffer, so still callable from any context); NULL for a
-		 * number it does not know.
-		 */
-		return strerrordesc_np(err < 0 ? -err : err) ?: "unknown error";
 	}
+	/*
+	 * Every other errno: the C library's description.  Not strerror():
+	 * strerrordesc_np() looks nothing up (no locale, no buffer, no lock;
+	 * it indexes glibc's constant table), so this stays callable from a
+	 * signal handler.  NULL for a number glibc does not know.
+	 */
+	desc = strerrordesc_np(err < 0 ? -err : err);
+	return desc ? desc : "unknown error";
 }

@@ -449,8 +449,26 @@ static void test_console_fallback(void **state)
 static void test_strerror(void **state)
 {
 	(void)state;
-	assert_string_equal(pk_strerror(-EINVAL), "invalid argument");
+	static const int own[] = { ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY, EPIPE };
+	size_t k;
+	int e;
+
+	assert_string_equal(pk_strerror(-EINVAL), "Invalid argument");
 	assert_string_equal(pk_strerror(0), "success");
+	/* Every errno the C library knows has words, its own unless libprintk gives it a meaning. */
+	for (e = 1; e < 200; e++) {
+		bool mine = false;
+
+		for (k = 0; k < sizeof(own) / sizeof(own[0]); k++)
+			mine |= own[k] == e;
+		if (!strerrordesc_np(e))
+			continue;
+		assert_string_equal(pk_strerror(-e), pk_strerror(e));
+		if (mine)
+			assert_string_not_equal(pk_strerror(-e), strerrordesc_np(e));
+		else
+			assert_string_equal(pk_strerror(-e), strerrordesc_np(e));
+	}
 	assert_string_equal(pk_strerror(-12345), "unknown error");
 	/* Errors libprintk has no words of its own for: the C library's. */
 	assert_string_equal(pk_strerror(-EISDIR), "Is a directory");

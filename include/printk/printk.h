@@ -277,7 +277,15 @@ int pk_printer_shares(struct pk_printer_share *out, int max);
 
 /**
  * pk_strerror() - a message for a negative errno returned by libprintk.
- * Context: any thread, async-signal-safe (static strings).
+ * @err: the errno, negative or positive.
+ *
+ * ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY and EPIPE get what they
+ * mean when libprintk returns them; every other errno gets the C library's
+ * description (strerrordesc_np(), untranslated), and a number it does not
+ * know "unknown error".
+ *
+ * Context: any thread, async-signal-safe (static strings; no locale).
+ * Return: a static string, never NULL.
  */
 const char *pk_strerror(int err);
 
