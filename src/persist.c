@@ -324,6 +324,21 @@ static int map_validated(int fd, size_t size, bool writable, void **memp, struct
 		return ret;
 	}
 	ret = validate(mem, size, ring, why, n);
+	if (ret == 0 && writable &&
+	    atomic_load_explicit(&ring->h->seq_head, memory_order_relaxed) > PK_RING_SEQ_WRITE_LIMIT) {
+		/*
+		 * Readable, but a writer would soon carry seq_head past what
+		 * any reader accepts (PK_RING_SEQ_LIMIT): no real store gets
+		 * here (2^61 records), a crafted header does.  Relaxed: a
+		 * plausibility check, like validate()'s.
+		 */
+		snprintf(why, n, "seq_head %llu is past %llu, too near the limit to write to; "
+			 "remove the file",
+			 (unsigned long long)atomic_load_explicit(&ring->h->seq_head,
+								  memory_order_relaxed),
+			 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
+		ret = -EINVAL;
+	}
 	if (ret < 0) {
 		munmap(mem, size);
 		return ret;

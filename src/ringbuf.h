@@ -172,6 +172,12 @@ struct pk_ring_filter {
  * counters can never come near wrapping around.
  */
 #define PK_RING_SEQ_LIMIT	(UINT64_MAX - (1ull << 62))
+/*
+ * Writers take a region only while seq_head <= PK_RING_SEQ_WRITE_LIMIT, so
+ * that what they add (under 2^61 records in any lifetime) keeps it within
+ * PK_RING_SEQ_LIMIT, which readers require.
+ */
+#define PK_RING_SEQ_WRITE_LIMIT	(PK_RING_SEQ_LIMIT - (1ull << 61))
 
 /* Bytes needed for a region whose data ring is 1 << data_log2 bytes. */
 size_t pk__ring_region_size(unsigned data_log2);

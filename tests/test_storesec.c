@@ -486,7 +486,7 @@ static uint64_t xorshift(uint64_t *s)
 static void test_crafted_header_recovers(void **state)
 {
 	char *path = good_store("storesec-craft");
-	const uint64_t head = PK_RING_SEQ_LIMIT - 1000;
+	const uint64_t head = PK_RING_SEQ_WRITE_LIMIT - 1000;
 	struct pk_record rec;
 	struct pk_reader *r;
 	struct pk_config cfg;
@@ -559,6 +559,27 @@ static void test_crafted_bounds_refused(void **state)
 	refused(path, STORE, -EINVAL, want);
 	errno = 0;
 	assert_null(pk_reader_open_file(path));
+	assert_int_equal(errno, EINVAL);
+
+	/*
+	 * Readable, but too near the limit to write to: a writer would carry
+	 * seq_head past what readers accept.  Refused for writing only.
+	 */
+	map_rw(path, &m);
+	atomic_store(&m.h->seq_head, PK_RING_SEQ_WRITE_LIMIT + 1);
+	unmap_rw(&m);
+	snprintf(want, sizeof(want), "seq_head %llu is past %llu, too near the limit to write to",
+		 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT + 1,
+		 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
+	refused(path, STORE, -EINVAL, want);
+	{
+		struct pk_reader *r = pk_reader_open_file(path);
+
+		assert_non_null(r);
+		pk_reader_close(r);
+	}
+	errno = 0;
+	assert_null(pk_reader_open_file_flags(path, PK_READER_WRITABLE));
 	assert_int_equal(errno, EINVAL);
 
 	map_rw(path, &m);
