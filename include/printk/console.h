@@ -72,6 +72,23 @@ enum pk_format {
 	PK_FMT_RAW,	/* the text alone, unescaped */
 };
 #define PK_FMT_F_TID	0x100u	/* human: add "[T1234] " after the time */
+/*
+ * Human and syslog lines may also carry the level and a wall-clock time:
+ *   PK_FMT_F_LEVEL    "err   : " before the time, as dmesg -x shows it.
+ *   PK_FMT_F_CTIME    "[Mon Jan  2 15:04:05 2006]" instead of the uptime,
+ *                     in local time, as dmesg -T.
+ *   PK_FMT_F_RFC3339  "[2006-01-02T15:04:05.123456+01:00]" instead of the
+ *                     uptime (RFC 3339, local time with its offset); JSON
+ *                     gets a "time" member of that form.
+ * The wall-clock time is the record's monotonic time plus the offset
+ * between the two clocks when it is printed (as dmesg -T); the local UTC
+ * offset is taken in normal context (pk_init(), pk_console_set_format()),
+ * so that printing stays async-signal-safe: a daylight-saving change shows
+ * from the next of those calls.  CTIME wins over RFC3339 if both are set.
+ */
+#define PK_FMT_F_LEVEL		0x800u
+#define PK_FMT_F_CTIME		0x1000u
+#define PK_FMT_F_RFC3339	0x2000u
 
 /**
  * pk_console_register() - add a console.
@@ -99,9 +116,49 @@ struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *c
  */
 int pk_console_unregister(struct pk_console *con);
 
-/* Set the output format; @fmt is an enum pk_format, ORed with PK_FMT_F_*. */
+/**
+ * pk_console_set_format() - set @con's output format from its next record.
+ * @fmt: an enum pk_format, ORed with PK_FMT_F_TID, PK_FMT_F_LEVEL,
+ *       PK_FMT_F_CTIME, PK_FMT_F_RFC3339.
+ * Also takes the local UTC offset again (see PK_FMT_F_CTIME).
+ * Context: any thread, not from a signal handler.
+ * Return: 0, or -EINVAL for a NULL @con or an unknown format or flag.
+ */
 int pk_console_set_format(struct pk_console *con, unsigned fmt);
+
+/**
+ * pk_console_set_loglevel() - print on @con only records with a level
+ * below @loglevel (0-8); < 0: follow the global loglevel (pk_set_loglevel()).
+ * Context: any thread, not from a signal handler.
+ * Return: 0, or -EINVAL for a NULL @con or @loglevel > 8.
+ */
 int pk_console_set_loglevel(struct pk_console *con, int loglevel);
+
+/**
+ * pk_console_find() - the registered console named @name.
+ *
+ * Every console has a name: a PK_CONSOLE (or pk_config.consoles, or
+ * pk_console_register_spec()) entry is named by its option name=NAME, or
+ * else by the entry itself as written, unquoted and without its @LEVEL,
+ * %RATE and options ("stderr", "fd:3", "file:/var/log/app.log",
+ * "syslog", "net:[::1]:6666"); a console registered by
+ * pk_console_register() or pk_console_register_driver() by its ops->name
+ * ("console" if NULL).  Names need not be unique: the first registered
+ * (lowest slot) is returned.  The handle stays valid until the console is
+ * unregistered: pk_console_unregister(), pk_shutdown(), or pk_init()
+ * replacing the configured consoles.
+ * Context: any thread, not from a signal handler.
+ * Return: the console, or NULL with errno set: ENOENT if none has that
+ * name, EINVAL for a NULL @name.
+ */
+struct pk_console *pk_console_find(const char *name);
+
+/**
+ * pk_console_name() - @con's name (see pk_console_find()).
+ * Context: any thread.
+ * Return: a string valid as long as @con is registered; "" for NULL.
+ */
+const char *pk_console_name(const struct pk_console *con);
 
 struct pk_console_stats {
 	const char *name;
@@ -165,6 +222,63 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out);
 #define PK_FILE_FSYNC	0x1u
 #define PK_FILE_MODE(mode)	(0x10000u | ((unsigned)(mode) & 0777u) << 20)
 int pk_console_file_make(const char *path, unsigned flags, struct pk_console_driver *out);
+
+/*
+ * File console options (pk_console_file_make_opts()).  Zero-initialise it
+ * and set what you need; all zero is pk_console_file_make(path, 0).
+ *   mode          permission bits of a newly created log (0: 0600), less
+ *                 the umask; an existing file keeps its mode.
+ *   rotate_size   0: no rotation.  Else, before a write would make the file
+ *                 larger than this many bytes, rename PATH.N-1 to PATH.N
+ *                 ... PATH to PATH.1, keeping rotate_count old files
+ *                 (PATH.1 the newest), and start a new PATH.  A single
+ *                 record larger than rotate_size is written whole.
+ *   rotate_count  old files kept (at most 999); 0 with rotate_size: the
+ *                 full file is removed and a new one started.
+ *   flags         PK_FILE_FSYNC.
+ */
+struct pk_file_opts {
+	unsigned mode;
+	uint64_t rotate_size;
+	unsigned rotate_count;
+	unsigned flags;
+};
+
+/*
+ * pk_console_file_make_opts() - pk_console_file_make() with options.
+ * Every file console, this one or pk_console_file_make()'s, also notices
+ * by itself that its path was renamed or removed (logrotate's "create"
+ * mode): at most once a second, before a normal write(), it compares the
+ * path's device and inode with those of the file it holds open and, if
+ * they differ, opens the path again by the same rules as the first time
+ * (a new file is created with @o->mode).  logrotate's "copytruncate" needs
+ * nothing: the file is opened O_APPEND, so the next write lands at the new
+ * end.  Neither check nor rotation ever happens in write_atomic(), the
+ * path used by emergencies, panic and the crash handler: there the file
+ * open at the time is written, whatever its size.  If an open fails, the
+ * console keeps writing the file it has and says so once on stderr.
+ * Context: any thread, not from a signal handler.
+ * Return: as pk_console_file_make(); -EINVAL also for rotate_count > 999
+ * or unknown @o->flags.
+ */
+int pk_console_file_make_opts(const char *path, const struct pk_file_opts *o,
+			      struct pk_console_driver *out);
+
+/*
+ * pk_console_reopen() - open a file console's path again now, by the same
+ * rules as when it was made, for logrotate's postrotate script (which
+ * typically signals the program: call this from the main loop, not from
+ * the signal handler).  Records printed before the call went to the old
+ * file, those after to the new one; none is lost or split between them.
+ * @con: a console returned by pk_console_register_driver() for a file
+ *       driver; NULL: every registered file console, and every file
+ *       console wrapped in another driver (throttle) too.
+ * Context: any thread, not from a signal handler.
+ * Return: 0; -EINVAL if @con is not a registered file console; else the
+ * open's negative errno (for NULL the first failure, after trying all),
+ * and that console keeps writing its old file.
+ */
+int pk_console_reopen(struct pk_console *con);
 
 /*
  * throttle: make @inner behave like a serial line of @bytes_per_sec

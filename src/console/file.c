@@ -41,6 +41,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "consoles.h"
 #include "printk/console.h"
 #include "wfd.h"
 
@@ -52,6 +53,8 @@ struct file_ctx {
 	int fd;
 	enum pk__wfd_kind kind;
 	unsigned flags;
+	mode_t mode;
+	char path[];
 };
 
 static long file_write(void *ctx, const char *buf, size_t len)
@@ -303,32 +306,95 @@ out:
 	return ret;
 }
 
+static int file_open(const char *path, mode_t mode)
+{
+	int fd = open_log(path, mode);
+
+	/* O_NONBLOCK only for the open: a FIFO without a reader fails at once. */
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+static int file_make(const char *path, mode_t mode, const struct pk_file_opts *o,
+		     struct pk_console_driver *out)
+{
+	struct file_ctx *f;
+	size_t plen = strlen(path);
+	int fd;
+
+	f = malloc(sizeof(*f) + plen + 1);
+	if (!f)
+		return -ENOMEM;
+	memcpy(f->path, path, plen + 1);
+	f->mode = mode;
+	fd = file_open(path, f->mode);
+	if (fd < 0) {
+		free(f);
+		return fd;
+	}
+	f->fd = fd;
+	f->kind = pk__wfd_kind(fd);
+	f->flags = o->flags & PK_FILE_FSYNC;
+	out->ops = &file_ops;
+	out->format = PK_FMT_HUMAN;
+	out->ctx = f;
+	return 0;
+}
+
+int pk_console_file_make_opts(const char *path, const struct pk_file_opts *o,
+			      struct pk_console_driver *out)
+{
+	if (!path || !*path || !o || !out || (o->flags & ~PK_FILE_FSYNC) || (o->mode & ~0777u) ||
+	    o->rotate_count > 999)
+		return -EINVAL;
+	return file_make(path, o->mode ? o->mode : 0600, o, out);
+}
+
 int pk_console_file_make(const char *path, unsigned flags, struct pk_console_driver *out)
 {
+	struct pk_file_opts o = { 0, 0, 0, flags & PK_FILE_FSYNC };
 	mode_t mode = 0600;
-	struct file_ctx *f;
-	int fd;
 
 	if (!path || !*path || !out || (flags & ~FLAGS_KNOWN) ||
 	    (!(flags & MODE_SET) && (flags & PK_FILE_MODE(0777) & ~MODE_SET)))
 		return -EINVAL;
 	if (flags & MODE_SET)
 		mode = (flags & PK_FILE_MODE(0777) & ~MODE_SET) / (PK_FILE_MODE(1) & ~MODE_SET);
-	/* O_NONBLOCK only for the open: a FIFO without a reader fails at once. */
-	fd = open_log(path, mode);
+	return file_make(path, mode, &o, out);
+}
+
+static int reopen_ctx(struct file_ctx *f)
+{
+	int fd = file_open(f->path, f->mode);
+
 	if (fd < 0)
 		return fd;
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	f = malloc(sizeof(*f));
-	if (!f) {
+	if (dup3(fd, f->fd, O_CLOEXEC) < 0) {
+		int ret = -errno;
+
 		close(fd);
-		return -ENOMEM;
+		return ret;
 	}
-	f->fd = fd;
-	f->kind = pk__wfd_kind(fd);
-	f->flags = flags & PK_FILE_FSYNC;
-	out->ops = &file_ops;
-	out->format = PK_FMT_HUMAN;
-	out->ctx = f;
+	close(fd);
 	return 0;
+}
+
+int pk_console_reopen(struct pk_console *con)
+{
+	struct pk_console *c;
+	int i, ret = con ? -EINVAL : 0, r;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		if ((!con || c == con) && c->ops == &file_ops) {
+			r = reopen_ctx(c->ctx);
+			if (con || (r < 0 && !ret))
+				ret = r;
+		}
+		pk__con_put(i);
+	}
+	return ret;
 }
