@@ -5,8 +5,9 @@
 set -e
 PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev gnuplot-nox util-linux"
 if [ "$1" = ci ]; then
-	# Sanitizer runtimes, libFuzzer, the model checker and a syslog daemon.
-	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog"
+	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon, and
+	# man with groff for the man_pages test.
+	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog man-db groff-base"
 fi
 missing=""
 for p in $PKGS; do
