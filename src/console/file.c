@@ -28,61 +28,137 @@
  * link), so nothing can be swapped between the check and the use.  A new
  * file is created with O_EXCL, mode 0600 unless PK_FILE_MODE() says
  * otherwise (less the umask).  The descriptor is O_CLOEXEC and O_NOCTTY.
+ *
+ * Rotation (pk_console_reopen(), pk_console_file_make_opts()).  The
+ * console's descriptor number never changes: a new file is opened, then
+ * dup3()ed over it.  So write_atomic(), which may run on another thread
+ * while write() or pk_console_reopen() is reopening (a panic that took
+ * the console over), always writes a valid descriptor, the old file or
+ * the new one, never a number closed and reused by someone else.
+ *
+ * write() (never write_atomic(): no rotation work in an emergency or
+ * panic) does the rest before it writes, at a record boundary only (the
+ * previous write ended a line), so that no record is split between two
+ * files:
+ *   - at most once per pk__file_check_ns (a second), it compares the
+ *     path's st_dev/st_ino with the descriptor's and reopens the path if
+ *     they differ or it is gone (logrotate's "create"), and takes the
+ *     file's size again (logrotate's "copytruncate": O_APPEND already puts
+ *     the next write at the new end);
+ *   - with rotate_size, when the write would take the file past it, it
+ *     renames NAME.N-1 to NAME.N ... NAME to NAME.1 in the directory that
+ *     holds the file (reached by the walk below, renameat() there), opens
+ *     a new NAME and puts it under the descriptor.
+ * pk_printk()'s handoff and legacy modes let a caller in a signal handler
+ * print, so write() may run in one: all of this is syscalls on
+ * memory the console owns (the walk's buffers live in its context; the
+ * messages are formatted by the library's own formatter and written with
+ * write(2)), with no malloc, no stdio and no lock that a writer waits for.
+ * A reopen and a rotation exclude each other through @busy, a flag that
+ * write() only tries (taken: it skips its check this time) and that
+ * pk_console_reopen() waits for (bounded).
+ *
+ * Ordering.  LMM(file:A) (taking @busy, acquire) pairs with LMM(file:B)
+ * (dropping it, release) of the previous holder: the walk buffers and
+ * @last_err it used are seen complete by the next one.  LMM(file:C)
+ * (@gen, release, after a reopen) pairs with LMM(file:D) (acquire, in
+ * write()): a write() that sees the new generation takes the size of the
+ * new file, never a stale one.  @kind is relaxed: only its value matters,
+ * and it is set to the careful kind before the dup3() that may need it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdio.h>	/* renameat */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include "consoles.h"
+#include "internal.h"
 #include "printk/console.h"
 #include "wfd.h"
 
+#define LMM(label)
 #define MAX_LINKS	40	/* as the kernel: more is -ELOOP */
 #define MODE_SET	PK_FILE_MODE(0)
 #define FLAGS_KNOWN	(PK_FILE_FSYNC | PK_FILE_MODE(0777))
+#define MAX_ROTATE	999u
+#define REOPEN_WAIT_MS	2000	/* pk_console_reopen() waits this long for a rotation */
+
+_Atomic uint64_t pk__file_check_ns = 1000000000u;
+
+/*
+ * The walk: @rest holds what is left of the path; @dfd is the directory
+ * it is relative to.  splice() puts a symlink's target in front of what
+ * follows the link.  After a successful open_log(), @dfd is the directory
+ * that holds the file and @name its name there.
+ */
+struct walk {
+	const char *path;	/* as the caller gave it, for messages */
+	bool quiet;		/* no message on stderr (said already) */
+	int dfd;
+	int links;
+	char name[NAME_MAX + 1];
+	char rest[PATH_MAX];
+	char tmp[PATH_MAX];
+};
 
 struct file_ctx {
-	int fd;
-	enum pk__wfd_kind kind;
-	unsigned flags;
-	mode_t mode;
+	int fd;			/* fixed: a reopen dup3()s over it */
+	_Atomic int kind;	/* enum pk__wfd_kind of what @fd holds now */
+	unsigned flags;		/* PK_FILE_FSYNC */
+	mode_t mode;		/* of a new file */
+	unsigned rotate_count;
+	uint64_t rotate_size;	/* 0: no rotation */
+	struct file_ctx *next;	/* all file consoles (list_lock) */
+
+	/* Whoever holds @busy. */
+	_Atomic int busy;
+	int last_err;		/* the failure said on stderr last; 0 after a success */
+	struct walk walk;
+
+	/* write() alone (the console's owner). */
+	uint64_t next_check_ns;
+	uint64_t next_rotate_ns;/* after a failed rotation: not before */
+	uint64_t size;		/* of the file, as far as write() knows */
+	unsigned seen_gen;
+	bool midline;		/* the last write did not end a line */
+
+	_Atomic unsigned gen;	/* bumped by each reopen */
 	char path[];
 };
 
-static long file_write(void *ctx, const char *buf, size_t len)
+/* Every file driver made and not yet released, for pk_console_reopen(NULL). */
+static struct file_ctx *all_files;
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A message on stderr; async-signal-safe (no stdio, no malloc). */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 {
-	struct file_ctx *f = ctx;
-	ssize_t n = pk__wfd_write(f->fd, f->kind, buf, len);
+	char msg[1024];
+	va_list ap;
+	int n;
 
-	if (n < 0)
-		return -errno;
-	if ((f->flags & PK_FILE_FSYNC) && fsync(f->fd) < 0)
-		return -errno;
-	return n;
+	va_start(ap, fmt);
+	n = pk__stbsp_vsnprintf(msg, (int)sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(msg)) {
+		n = (int)sizeof(msg) - 1;
+		msg[n - 1] = '\n';
+	}
+	while (write(STDERR_FILENO, msg, (size_t)n) < 0 && errno == EINTR)
+		;
 }
-
-static void file_release(void *ctx)
-{
-	struct file_ctx *f = ctx;
-
-	close(f->fd);
-	free(f);
-}
-
-static const struct pk_console_ops file_ops = {
-	.name = "file",
-	.write = file_write,
-	.write_atomic = file_write,
-	.release = file_release,
-};
 
 /*
  * May @st, found in directory @dir, be used (followed, or opened as it
@@ -90,7 +166,7 @@ static const struct pk_console_ops file_ops = {
  * neither the effective uid nor the directory's owner.  Says why not on
  * stderr, naming the path the caller gave.
  */
-static bool owner_ok(const char *path, const char *name, const struct stat *dir,
+static bool owner_ok(const struct walk *w, const char *name, const struct stat *dir,
 		     const struct stat *st)
 {
 	uid_t euid = geteuid();
@@ -98,11 +174,12 @@ static bool owner_ok(const char *path, const char *name, const struct stat *dir,
 	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) || st->st_uid == euid ||
 	    st->st_uid == dir->st_uid)
 		return true;
-	fprintf(stderr,
-		"libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u in a sticky "
+	if (w->quiet)
+		return false;
+	say("libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u in a sticky "
 		"world-writable directory owned by uid %u: there only what the process's euid "
 		"(%u) or the directory's owner owns is %s (the kernel's %s rule)\n",
-		path, S_ISLNK(st->st_mode) ? "to follow symlink" : "to open", name,
+		w->path, S_ISLNK(st->st_mode) ? "to follow symlink" : "to open", name,
 		(unsigned)st->st_uid, (unsigned)dir->st_uid, (unsigned)euid,
 		S_ISLNK(st->st_mode) ? "followed" : "opened",
 		S_ISLNK(st->st_mode) ? "protected_symlinks" : "protected_regular");
@@ -116,19 +193,6 @@ static bool in_procfs(int dfd)
 
 	return fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
 }
-
-/*
- * The walk: @rest holds what is left of the path; @dfd is the directory
- * it is relative to.  splice() puts a symlink's target in front of what
- * follows the link.
- */
-struct walk {
-	const char *path;	/* as the caller gave it, for messages */
-	int dfd;
-	int links;
-	char rest[PATH_MAX];
-	char tmp[PATH_MAX];
-};
 
 static int walk_root(struct walk *w, bool absolute)
 {
@@ -155,7 +219,7 @@ static int follow(struct walk *w, int lfd, const char *name, const char *next)
 		return -errno;
 	if (!S_ISLNK(st.st_mode))
 		return 0;	/* replaced since: look again */
-	if (!owner_ok(w->path, name, &dir, &st))
+	if (!owner_ok(w, name, &dir, &st))
 		return -EACCES;
 	n = readlinkat(lfd, "", w->tmp, sizeof(w->tmp));
 	if (n < 0)
@@ -190,7 +254,7 @@ static int open_last(struct walk *w, const char *name, mode_t mode, bool *again)
 			close(fd);
 			return ret;
 		}
-		if (!owner_ok(w->path, name, &dir, &st)) {
+		if (!owner_ok(w, name, &dir, &st)) {
 			close(fd);
 			return -EACCES;
 		}
@@ -225,25 +289,23 @@ static int enter(struct walk *w, int fd)
 }
 
 /*
- * Open @path as this file's header describes.
+ * Open @path as this file's header describes, with @w's buffers (no
+ * malloc: write() reopens with them).  On success @w->dfd stays open on
+ * the directory that holds the file and @w->name is its name there: the
+ * caller ends with walk_end().
  * Return: the descriptor, or a negative errno (-EACCES: a rule refused it).
  */
-static int open_log(const char *path, mode_t mode)
+static int open_log(struct walk *w, const char *path, mode_t mode)
 {
-	struct walk *w = malloc(sizeof(*w));
-	char *p, *slash, name[NAME_MAX + 1];
+	char *p, *slash;
 	bool again;
 	int ret, fd;
 
-	if (!w)
-		return -ENOMEM;
 	w->path = path;
 	w->dfd = -1;
 	w->links = 0;
-	if (strlen(path) >= sizeof(w->rest)) {
-		ret = -ENAMETOOLONG;
-		goto out;
-	}
+	if (strlen(path) >= sizeof(w->rest))
+		return -ENAMETOOLONG;
 	strcpy(w->rest, path);
 	ret = walk_root(w, path[0] == '/');
 	while (!ret) {
@@ -264,18 +326,20 @@ static int open_log(const char *path, mode_t mode)
 			break;
 		}
 		if (!slash) {
-			memcpy(name, p, strlen(p) + 1);
-			ret = open_last(w, name, mode, &again);
+			memcpy(w->name, p, strlen(p) + 1);
+			ret = open_last(w, w->name, mode, &again);
 			if (again) {
 				ret = 0;
 				continue;
 			}
+			if (ret >= 0)
+				return ret;	/* w->dfd holds it, as w->name */
 			break;
 		}
-		memcpy(name, p, (size_t)(slash - p));
-		name[slash - p] = '\0';
+		memcpy(w->name, p, (size_t)(slash - p));
+		w->name[slash - p] = '\0';
 		memmove(w->rest, slash + 1, strlen(slash + 1) + 1);
-		fd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(w->dfd, w->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			ret = -errno;
 			break;
@@ -286,9 +350,10 @@ static int open_log(const char *path, mode_t mode)
 			if (fstat(fd, &st) < 0)
 				ret = -errno;
 			else if (S_ISLNK(st.st_mode) && in_procfs(w->dfd))
-				ret = enter(w, openat(w->dfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC));
+				ret = enter(w, openat(w->dfd, w->name,
+						      O_PATH | O_DIRECTORY | O_CLOEXEC));
 			else if (S_ISLNK(st.st_mode))
-				ret = follow(w, fd, name, w->rest);
+				ret = follow(w, fd, w->name, w->rest);
 			else if (!S_ISDIR(st.st_mode))
 				ret = -ENOTDIR;
 			else {
@@ -299,16 +364,23 @@ static int open_log(const char *path, mode_t mode)
 		}
 		close(fd);
 	}
-out:
 	if (w->dfd >= 0)
 		close(w->dfd);
-	free(w);
+	w->dfd = -1;
 	return ret;
 }
 
-static int file_open(const char *path, mode_t mode)
+static void walk_end(struct walk *w)
 {
-	int fd = open_log(path, mode);
+	if (w->dfd >= 0)
+		close(w->dfd);
+	w->dfd = -1;
+}
+
+/* open_log() for writing: blocking writes, whatever the open needed. */
+static int file_open(struct file_ctx *f)
+{
+	int fd = open_log(&f->walk, f->path, f->mode);
 
 	/* O_NONBLOCK only for the open: a FIFO without a reader fails at once. */
 	if (fd >= 0)
@@ -316,26 +388,295 @@ static int file_open(const char *path, mode_t mode)
 	return fd;
 }
 
+/* ---- reopening and rotating (the header's "Rotation") ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool busy_try(struct file_ctx *f)
+{
+	/* LMM(file:A) pairs with LMM(file:B) in busy_end() */
+	return !atomic_exchange_explicit(&f->busy, 1, memory_order_acquire);
+}
+
+static void busy_end(struct file_ctx *f)
+{
+	/* LMM(file:B) pairs with LMM(file:A) in busy_try() */
+	atomic_store_explicit(&f->busy, 0, memory_order_release);
+}
+
+/* Say once (until the next success) that @what failed with @err. */
+static void report(struct file_ctx *f, const char *what, int err)
+{
+	if (err == f->last_err)
+		return;
+	f->last_err = err;
+	say("libprintk: file console \"%s\": %s failed: %s; it goes on writing the file it has "
+	    "open\n", f->path, what, pk_strerror(err));
+}
+
+/*
+ * Put @fd (just opened) under the console's descriptor and close it.
+ * Busy held.  Return: 0 or a negative errno (@fd closed either way).
+ */
+static int swap_fd(struct file_ctx *f, int fd)
+{
+	enum pk__wfd_kind kind = pk__wfd_kind(fd);
+	int ret = 0;
+
+	/* A write_atomic() racing with dup3() may meet either file: be careful for both. */
+	if (kind != PK_WFD_PLAIN)
+		atomic_store_explicit(&f->kind, PK_WFD_PIPE, memory_order_relaxed);
+	if (dup3(fd, f->fd, O_CLOEXEC) < 0)
+		ret = -errno;
+	else
+		atomic_store_explicit(&f->kind, kind, memory_order_relaxed);
+	close(fd);
+	/* LMM(file:C) pairs with LMM(file:D) in maintain() */
+	atomic_fetch_add_explicit(&f->gen, 1, memory_order_release);
+	return ret;
+}
+
+/* Open the path again and put it under the descriptor.  Busy held. */
+static int reopen_locked(struct file_ctx *f, bool quiet)
+{
+	int fd;
+
+	f->walk.quiet = quiet;
+	fd = file_open(f);
+	walk_end(&f->walk);
+	return fd < 0 ? fd : swap_fd(f, fd);
+}
+
+/* "NAME.N" into @buf (NAME_MAX + 1 bytes); false if too long. */
+static bool numbered(char *buf, const char *name, unsigned n)
+{
+	int len = pk__stbsp_snprintf(buf, NAME_MAX + 1, "%s.%u", name, n);
+
+	return len > 0 && len <= NAME_MAX;
+}
+
+/*
+ * Size rotation, busy held: NAME.N-1 -> NAME.N ... NAME -> NAME.1 (or
+ * NAME removed when no old file is kept) in the directory that holds the
+ * file, then a new NAME.  If the path no longer names our file, someone
+ * else rotated it: only reopen.
+ */
+static int rotate_locked(struct file_ctx *f)
+{
+	struct walk *w = &f->walk;
+	char from[NAME_MAX + 1], to[NAME_MAX + 1];
+	struct stat cur, ours;
+	unsigned i;
+	int fd, ret = 0;
+
+	w->quiet = f->last_err != 0;
+	fd = file_open(f);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &cur) < 0 || fstat(f->fd, &ours) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	if (cur.st_dev != ours.st_dev || cur.st_ino != ours.st_ino) {
+		walk_end(w);
+		return swap_fd(f, fd);
+	}
+	if (!S_ISREG(cur.st_mode))
+		goto out;	/* a FIFO, a device: nothing to rotate */
+	if (!numbered(to, w->name, f->rotate_count ? f->rotate_count : 1)) {
+		ret = -ENAMETOOLONG;
+		goto out;
+	}
+	for (i = f->rotate_count; i > 1; i--) {
+		numbered(from, w->name, i - 1);
+		numbered(to, w->name, i);
+		if (renameat(w->dfd, from, w->dfd, to) < 0 && errno != ENOENT) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	if (f->rotate_count) {
+		numbered(to, w->name, 1);
+		ret = renameat(w->dfd, w->name, w->dfd, to);
+	} else {
+		ret = unlinkat(w->dfd, w->name, 0);
+	}
+	if (ret < 0) {
+		ret = -errno;
+		goto out;
+	}
+	close(fd);
+	walk_end(w);
+	return reopen_locked(f, w->quiet);
+out:
+	close(fd);
+	walk_end(w);
+	return ret;
+}
+
+/* Has the path been renamed or removed from under the descriptor? */
+static bool moved(struct file_ctx *f, uint64_t *size)
+{
+	struct stat ps, fs;
+
+	if (fstat(f->fd, &fs) < 0)
+		return false;
+	*size = (uint64_t)fs.st_size;
+	if (stat(f->path, &ps) < 0)
+		return errno == ENOENT;
+	return ps.st_dev != fs.st_dev || ps.st_ino != fs.st_ino;
+}
+
+/* A reopen since write() last looked: take the new file's size. */
+static void resync(struct file_ctx *f)
+{
+	/* LMM(file:D) pairs with LMM(file:C) in swap_fd() */
+	unsigned gen = atomic_load_explicit(&f->gen, memory_order_acquire);
+	struct stat st;
+
+	if (gen != f->seen_gen && fstat(f->fd, &st) == 0) {
+		f->seen_gen = gen;
+		f->size = (uint64_t)st.st_size;
+	}
+}
+
+static bool rotation_due(const struct file_ctx *f, size_t len, uint64_t now)
+{
+	return f->rotate_size && f->size && f->size + len > f->rotate_size &&
+	       now >= f->next_rotate_ns;
+}
+
+/* write(), before writing @len bytes at a record boundary. */
+static void maintain(struct file_ctx *f, size_t len)
+{
+	uint64_t now = mono_ns(), every = atomic_load_explicit(&pk__file_check_ns,
+								 memory_order_relaxed);
+	bool check;
+	int ret;
+
+	resync(f);
+	check = now >= f->next_check_ns;
+	if ((!check && !rotation_due(f, len, now)) || !busy_try(f))
+		return;
+	if (check) {
+		f->next_check_ns = now + every;
+		if (moved(f, &f->size)) {
+			ret = reopen_locked(f, f->last_err != 0);
+			if (ret < 0)
+				report(f, "reopening the renamed or removed path", ret);
+			else
+				f->last_err = 0;
+			resync(f);
+		}
+	}
+	if (rotation_due(f, len, now)) {
+		ret = rotate_locked(f);
+		if (ret < 0) {
+			report(f, "rotating", ret);
+			f->next_rotate_ns = now + every;	/* not again for every record */
+		} else {
+			f->last_err = 0;
+		}
+		resync(f);
+	}
+	busy_end(f);
+}
+
+static long file_write_fd(struct file_ctx *f, const char *buf, size_t len)
+{
+	ssize_t n = pk__wfd_write(f->fd, atomic_load_explicit(&f->kind, memory_order_relaxed),
+				  buf, len);
+
+	if (n < 0)
+		return -errno;
+	if ((f->flags & PK_FILE_FSYNC) && fsync(f->fd) < 0)
+		return -errno;
+	return n;
+}
+
+/* Normal context (the console's owner): checks, rotates, then writes. */
+static long file_write(void *ctx, const char *buf, size_t len)
+{
+	struct file_ctx *f = ctx;
+	long n;
+
+	if (!f->midline)
+		maintain(f, len);
+	n = file_write_fd(f, buf, len);
+	if (n > 0) {
+		f->size += (uint64_t)n;
+		f->midline = buf[n - 1] != '\n';
+	}
+	return n;
+}
+
+/* Emergency, panic, crash: the file open now, whatever its size. */
+static long file_write_atomic(void *ctx, const char *buf, size_t len)
+{
+	return file_write_fd(ctx, buf, len);
+}
+
+static void file_release(void *ctx)
+{
+	struct file_ctx *f = ctx, **pp;
+
+	pthread_mutex_lock(&list_lock);
+	for (pp = &all_files; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
+	close(f->fd);
+	free(f);
+}
+
+static const struct pk_console_ops file_ops = {
+	.name = "file",
+	.write = file_write,
+	.write_atomic = file_write_atomic,
+	.release = file_release,
+};
+
 static int file_make(const char *path, mode_t mode, const struct pk_file_opts *o,
 		     struct pk_console_driver *out)
 {
 	struct file_ctx *f;
 	size_t plen = strlen(path);
+	struct stat st;
 	int fd;
 
-	f = malloc(sizeof(*f) + plen + 1);
+	f = calloc(1, sizeof(*f) + plen + 1);
 	if (!f)
 		return -ENOMEM;
 	memcpy(f->path, path, plen + 1);
 	f->mode = mode;
-	fd = file_open(path, f->mode);
+	f->walk.dfd = -1;
+	fd = file_open(f);
+	walk_end(&f->walk);
 	if (fd < 0) {
 		free(f);
 		return fd;
 	}
 	f->fd = fd;
-	f->kind = pk__wfd_kind(fd);
+	atomic_init(&f->kind, pk__wfd_kind(fd));
 	f->flags = o->flags & PK_FILE_FSYNC;
+	f->rotate_size = o->rotate_size;
+	f->rotate_count = o->rotate_count;
+	f->size = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+	f->next_check_ns = mono_ns() + atomic_load_explicit(&pk__file_check_ns,
+							    memory_order_relaxed);
+	pthread_mutex_lock(&list_lock);
+	f->next = all_files;
+	all_files = f;
+	pthread_mutex_unlock(&list_lock);
 	out->ops = &file_ops;
 	out->format = PK_FMT_HUMAN;
 	out->ctx = f;
@@ -346,7 +687,7 @@ int pk_console_file_make_opts(const char *path, const struct pk_file_opts *o,
 			      struct pk_console_driver *out)
 {
 	if (!path || !*path || !o || !out || (o->flags & ~PK_FILE_FSYNC) || (o->mode & ~0777u) ||
-	    o->rotate_count > 999)
+	    o->rotate_count > MAX_ROTATE)
 		return -EINVAL;
 	return file_make(path, o->mode ? o->mode : 0600, o, out);
 }
@@ -364,36 +705,47 @@ int pk_console_file_make(const char *path, unsigned flags, struct pk_console_dri
 	return file_make(path, mode, &o, out);
 }
 
+/* pk_console_reopen() of one: waits (bounded) for a rotation in progress. */
 static int reopen_ctx(struct file_ctx *f)
 {
-	int fd = file_open(f->path, f->mode);
+	const struct timespec ms = { 0, 1000000 };
+	int ret, waited = 0;
 
-	if (fd < 0)
-		return fd;
-	if (dup3(fd, f->fd, O_CLOEXEC) < 0) {
-		int ret = -errno;
-
-		close(fd);
-		return ret;
+	while (!busy_try(f)) {
+		if (++waited > REOPEN_WAIT_MS)
+			return -EBUSY;
+		nanosleep(&ms, NULL);
 	}
-	close(fd);
-	return 0;
+	ret = reopen_locked(f, false);
+	if (!ret)
+		f->last_err = 0;
+	busy_end(f);
+	return ret;
 }
 
 int pk_console_reopen(struct pk_console *con)
 {
 	struct pk_console *c;
-	int i, ret = con ? -EINVAL : 0, r;
+	struct file_ctx *f;
+	int i, ret = 0, r;
 
+	if (!con) {
+		pthread_mutex_lock(&list_lock);
+		for (f = all_files; f; f = f->next) {
+			r = reopen_ctx(f);
+			if (r < 0 && !ret)
+				ret = r;
+		}
+		pthread_mutex_unlock(&list_lock);
+		return ret;
+	}
+	ret = -EINVAL;
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		if ((!con || c == con) && c->ops == &file_ops) {
-			r = reopen_ctx(c->ctx);
-			if (con || (r < 0 && !ret))
-				ret = r;
-		}
+		if (c == con && c->ops == &file_ops)
+			ret = reopen_ctx(c->ctx);
 		pk__con_put(i);
 	}
 	return ret;

@@ -16,6 +16,7 @@
 #define PK_CONSOLE_WFD_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 enum pk__wfd_kind {
@@ -35,5 +36,11 @@ void pk__wfd_sigpipe_blocked(void);
 
 /* One write(2) of @fd as @kind.  Bytes written, or -1 with errno set. */
 ssize_t pk__wfd_write(int fd, enum pk__wfd_kind kind, const void *buf, size_t len);
+
+/*
+ * file.c: how often (ns) a file console's write() looks whether its path
+ * still names its file; a second.  Tests shorten it.
+ */
+extern _Atomic uint64_t pk__file_check_ns;
 
 #endif /* PK_CONSOLE_WFD_H */
