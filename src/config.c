@@ -90,6 +90,20 @@ int pk__parse_level(const char *s, int *level)
 	return 0;
 }
 
+/*
+ * The store size whose data ring holds at least @data bytes: @data rounded
+ * up to a power of two, plus its descriptors and the header.  @data is
+ * from PK_BUFFER_SIZE_MIN to PK__DATA_SIZE_MAX.
+ */
+size_t pk__store_size_for(size_t data)
+{
+	unsigned l = PK_RING_MIN_DATA_LOG2;
+
+	while (((size_t)1 << l) < data)
+		l++;
+	return pk__ring_region_size(l);
+}
+
 /* Decimal digits only, no sign, no space, no overflow; at most @max. */
 static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
 {
@@ -151,10 +165,11 @@ void pk_config_init(struct pk_config *cfg)
 	if ((v = secure_getenv("PK_BUFFER")) && *v)
 		cfg->buffer_path = v;
 	if ((v = secure_getenv("PK_BUFFER_SIZE")) && *v) {
-		if (pk__parse_size(v, &sz) == 0 && sz >= PK_BUFFER_SIZE_MIN)
-			cfg->buffer_size = sz;
+		if (pk__parse_size(v, &sz) == 0 && sz >= PK_BUFFER_SIZE_MIN &&
+		    sz <= PK__DATA_SIZE_MAX)
+			cfg->buffer_size = pk__store_size_for(sz);
 		else
-			bad_env("PK_BUFFER_SIZE", v, "a size from 16k to 1g");
+			bad_env("PK_BUFFER_SIZE", v, "a data ring size from 16k to 512m");
 	}
 	if ((v = secure_getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_BUFFER_CLEAR;

@@ -36,6 +36,10 @@ struct slot {
 static struct slot slots[PK_MAX_CONSOLES];
 static _Atomic int nr_consoles;
 static _Atomic int max_loglevel;
+/* pk_set_loglevel(): the loglevel of consoles that follow the global one. */
+static _Atomic int global_loglevel = 7;
+/* The local time's offset from UTC, in seconds (PK_FMT_F_CTIME, _RFC3339). */
+static _Atomic long utc_offset;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct pk__con_hooks *hooks;
 
@@ -79,7 +83,43 @@ int pk__con_loglevel(struct pk_console *c)
 {
 	int l = atomic_load_explicit(&c->loglevel, memory_order_relaxed);
 
-	return l < 0 ? pk__g.cfg.console_loglevel : l;
+	return l < 0 ? atomic_load_explicit(&global_loglevel, memory_order_relaxed) : l;
+}
+
+void pk__con_set_global_loglevel(int loglevel)
+{
+	int cancel;
+
+	/* Relaxed: a printer that reads the old value filters one more record by it. */
+	atomic_store_explicit(&global_loglevel, loglevel, memory_order_relaxed);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	pk__con_update_max_loglevel();
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+int pk_set_loglevel(int loglevel)
+{
+	if (loglevel < 0 || loglevel > 8)
+		return -EINVAL;
+	pk__con_set_global_loglevel(loglevel);
+	return 0;
+}
+
+int pk_get_loglevel(void)
+{
+	return atomic_load_explicit(&global_loglevel, memory_order_relaxed);
+}
+
+void pk__con_update_utc_offset(void)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	/* localtime_r() takes glibc's time zone lock: normal context only. */
+	if (localtime_r(&now, &tm))
+		atomic_store_explicit(&utc_offset, tm.tm_gmtoff, memory_order_relaxed);
 }
 
 int pk__con_max_loglevel(void)
@@ -104,8 +144,27 @@ void pk__con_update_max_loglevel(void)
 	atomic_store_explicit(&max_loglevel, max, memory_order_relaxed);
 }
 
-struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,
-				    unsigned fmt)
+/*
+ * The configuration's consoles that pk_init() just unregistered, by name,
+ * with where each stopped: a new one of the same name goes on from there
+ * (no record printed twice to the same stderr or file).  Only the thread
+ * in pk_init() touches it, under reg_lock.
+ */
+static struct {
+	char *name;
+	uint64_t next_seq;
+} inherit[PK_MAX_CONSOLES];
+static int nr_inherit;
+
+static void free_console(struct pk_console *c)
+{
+	free(c->name);
+	free(c);
+}
+
+struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void *ctx,
+					  int loglevel, unsigned fmt, const char *name,
+					  bool config)
 {
 	struct pk_console *c;
 	int i, cancel;
@@ -115,27 +174,43 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (!c) {
+	if (c)
+		c->name = strdup(name ? name : ops->name ? ops->name : "console");
+	if (!c || !c->name) {
+		free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
 	c->ops = ops;
 	c->ctx = ctx;
+	c->config = config;
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
 	atomic_init(&c->fmt, fmt);
+	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
+		pk__con_update_utc_offset();
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
 	pk__con_pos_init(&c->pos, pk__g.attach_seq, false);
 	atomic_init(&c->next_seq, c->pos.expect);
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
+	for (i = 0; config && i < nr_inherit; i++) {
+		if (inherit[i].name && !strcmp(inherit[i].name, c->name)) {
+			/* What is gone since it stopped is reported as dropped. */
+			pk__con_pos_init(&c->pos, inherit[i].next_seq, true);
+			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
+			free(inherit[i].name);
+			inherit[i].name = NULL;
+			break;
+		}
+	}
 	for (i = 0; i < PK_MAX_CONSOLES; i++)
 		if (!atomic_load_explicit(&slots[i].con, memory_order_relaxed))
 			break;
 	if (i == PK_MAX_CONSOLES) {
 		pthread_mutex_unlock(&reg_lock);
 		pthread_setcancelstate(cancel, NULL);
-		free(c);
+		free_console(c);
 		errno = ENOSPC;
 		return NULL;
 	}
@@ -143,7 +218,7 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	if (hooks && hooks->added(c) < 0) {
 		pthread_mutex_unlock(&reg_lock);
 		pthread_setcancelstate(cancel, NULL);
-		free(c);
+		free_console(c);
 		errno = EAGAIN;
 		return NULL;
 	}
@@ -156,6 +231,12 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 	if (hooks && hooks->kick)
 		hooks->kick();
 	return c;
+}
+
+struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,
+				    unsigned fmt)
+{
+	return pk__con_register_named(ops, ctx, loglevel, fmt, NULL, false);
 }
 
 struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *ctx, int loglevel)
@@ -226,7 +307,7 @@ static int unregister_slot(int i)
 	pk__con_update_max_loglevel();
 	if (c->ops->release)
 		c->ops->release(c->ctx);
-	free(c);
+	free_console(c);
 	return 0;
 }
 
@@ -269,10 +350,107 @@ void pk__con_unregister_all(void)
 	pthread_setcancelstate(cancel, NULL);
 }
 
+int pk__con_replace_config(const char *spec)
+{
+	struct pk_console *c;
+	int i, n, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	nr_inherit = 0;
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
+		if (!c || c == DRAINING || !c->config)
+			continue;
+		inherit[nr_inherit].name = strdup(c->name);
+		inherit[nr_inherit].next_seq = atomic_load_explicit(&c->next_seq,
+								    memory_order_acquire);
+		nr_inherit += inherit[nr_inherit].name != NULL;
+		unregister_slot(i);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	n = spec ? pk__console_register_env(spec) : 0;
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < nr_inherit; i++) {
+		free(inherit[i].name);
+		inherit[i].name = NULL;
+	}
+	nr_inherit = 0;
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+	return n;
+}
+
+void pk__con_each_locked(void (*fn)(struct pk_console *c))
+{
+	struct pk_console *c;
+	int i, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
+		if (c && c != DRAINING)
+			fn(c);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg)
+{
+	struct pk_console *c;
+	uint64_t seq;
+	int i, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
+		if (!c || c == DRAINING)
+			continue;
+		seq = map(atomic_load_explicit(&c->next_seq, memory_order_acquire), arg);
+		pk__con_pos_init(&c->pos, seq, false);
+		atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_release);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+struct pk_console *pk_console_find(const char *name)
+{
+	struct pk_console *c, *found = NULL;
+	int i, cancel;
+
+	if (!name) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_MAX_CONSOLES && !found; i++) {
+		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
+		if (c && c != DRAINING && !strcmp(c->name, name))
+			found = c;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+	if (!found)
+		errno = ENOENT;
+	return found;
+}
+
+const char *pk_console_name(const struct pk_console *con)
+{
+	return con ? con->name : "";
+}
+
 int pk_console_set_format(struct pk_console *con, unsigned fmt)
 {
-	if (!con || PK_FMT_KIND(fmt) > PK_FMT_RAW || (fmt & ~(0xffu | PK_FMT_F_TID)))
+	if (!con || PK_FMT_KIND(fmt) > PK_FMT_RAW ||
+	    (fmt & ~(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339)))
 		return -EINVAL;
+	pk__con_update_utc_offset();
 	atomic_store_explicit(&con->fmt, fmt, memory_order_relaxed);
 	return 0;
 }
@@ -293,7 +471,7 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 {
 	if (!con || !st)
 		return -EINVAL;
-	st->name = con->ops->name ? con->ops->name : "console";
+	st->name = con->name;
 	st->next_seq = atomic_load_explicit(&con->next_seq, memory_order_acquire);
 	st->records = atomic_load_explicit(&con->records, memory_order_relaxed);
 	st->notices = atomic_load_explicit(&con->notices, memory_order_relaxed);
@@ -413,6 +591,15 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	if (!pos)
 		pos = &c->pos;
 	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
+	if (fo.fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339)) {
+		struct timespec rt;
+
+		/* As dmesg -T: the clocks' offset now (clock_gettime is signal-safe). */
+		clock_gettime(CLOCK_REALTIME, &rt);
+		fo.realtime_zero_ns = (int64_t)((uint64_t)rt.tv_sec * 1000000000ull +
+						(uint64_t)rt.tv_nsec - pk__now_ns());
+		fo.utc_offset_s = atomic_load_explicit(&utc_offset, memory_order_relaxed);
+	}
 	/*
 	 * Records below the loglevel, and another process's records in a
 	 * shared store (a fork child's, or one of several programs writing one

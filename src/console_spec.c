@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * console_spec.c - the PK_CONSOLE grammar: a comma-separated list of
- * console entries, each NAME[@LEVEL][%BYTES_PER_SEC], turned into drivers
- * and registered.  Apart from the registry, which knows no syntax.
+ * console entries, each ENTRY[@LEVEL][%BYTES_PER_SEC] followed by its
+ * options (KEY=VALUE items), turned into drivers and registered.  Apart
+ * from the registry, which knows no syntax.  The grammar, quoting
+ * included, is documented with pk_config_init() in printk/printk.h.
  *
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
  *   net:HOST:PORT | net:[IPV6]:PORT
@@ -52,16 +54,200 @@ static int net_entry(char *s, struct pk_console_driver *drv)
 	return pk_console_net_make(host, (unsigned)port, drv);
 }
 
-static int make_entry(const char *name, size_t len, struct pk_console_driver *drv)
+
+/* Longest item (a path, quoted or not). */
+#define ITEM_MAX	4200
+
+/*
+ * One item, unquoted: @buf holds its text; @at and @pct index its last
+ * '@' and '%' outside quotes and escapes (-1: none); @key is the length of
+ * an option's key (0: not an option).
+ */
+struct item {
+	char buf[ITEM_MAX];
+	size_t len;
+	long at, pct;
+	size_t key;
+};
+
+/*
+ * Read the item at *@pp up to an unquoted ',' (or the end), unquoting it
+ * into @it; *@pp is left at the ',' or the end.  Return: 0, -EINVAL for an
+ * unterminated quote or a trailing backslash, -ENAMETOOLONG.
+ */
+static int read_item(const char **pp, struct item *it)
 {
-	char tmp[512];
+	const char *p = *pp;
+	bool quoted = false, lit;
+	size_t k;
+	char c;
+
+	it->len = 0;
+	it->at = it->pct = -1;
+	it->key = 0;
+	for (; *p && (quoted || *p != ','); p++) {
+		c = *p;
+		lit = quoted;
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (c == '\\' && (!quoted || p[1] == '"' || p[1] == '\\')) {
+			if (!p[1])
+				return -EINVAL;
+			c = *++p;
+			lit = true;
+		}
+		if (it->len >= sizeof(it->buf) - 1)
+			return -ENAMETOOLONG;
+		if (!lit && c == '@')
+			it->at = (long)it->len;
+		if (!lit && c == '%')
+			it->pct = (long)it->len;
+		if (!lit && c == '=' && !it->key) {
+			for (k = 0; k < it->len && it->buf[k] >= 'a' && it->buf[k] <= 'z'; k++)
+				;
+			if (k && k == it->len && *pp + k == p)
+				it->key = k;	/* lower-case letters, unquoted, then '=' */
+		}
+		it->buf[it->len++] = c;
+	}
+	*pp = p;
+	if (quoted)
+		return -EINVAL;
+	it->buf[it->len] = '\0';
+	return 0;
+}
+
+/* A console being put together from its entry and options. */
+struct spec_con {
+	char name[ITEM_MAX];
+	const char *label;	/* name=, else NULL: the entry */
+	char label_buf[256];
+	int level;
+	unsigned long bps;
+	unsigned fmt;		/* kind | PK_FMT_F_*, or FMT_DRIVER for the driver's */
+	unsigned flags;		/* PK_FMT_F_* set by options */
+	unsigned flags_off;	/* PK_FMT_F_* cleared by options */
+	bool is_file;
+	struct pk_file_opts fo;
+};
+#define FMT_DRIVER	0xffu
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes"))
+		*out = true;
+	else if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no"))
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Digits only, at most @max. */
+static int parse_num(const char *s, int base, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!*s || !((*s >= '0' && *s <= '9')))
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, base);
+	if (errno || *end || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int set_flag(struct spec_con *sc, const char *v, unsigned flag)
+{
+	bool on;
+
+	if (parse_bool(v, &on))
+		return -EINVAL;
+	sc->flags = on ? sc->flags | flag : sc->flags & ~flag;
+	sc->flags_off = on ? sc->flags_off & ~flag : sc->flags_off | flag;
+	return 0;
+}
+
+static int apply_option(struct spec_con *sc, const char *key, size_t klen, const char *v)
+{
+	static const char *const fmts[] = { "human", "kmsg", "syslog", "json", "raw" };
+	unsigned long long n;
+	size_t i;
+	char *colon;
+	char tmp[64];
+
+#define KEY(k) (klen == sizeof(k) - 1 && !memcmp(key, k, klen))
+	if (KEY("fmt")) {
+		for (i = 0; i < PK__ARRAY_SIZE(fmts); i++)
+			if (!strcmp(v, fmts[i]))
+				break;
+		if (i == PK__ARRAY_SIZE(fmts))
+			return -EINVAL;
+		sc->fmt = (unsigned)i;
+		return 0;
+	}
+	if (KEY("tid"))
+		return set_flag(sc, v, PK_FMT_F_TID);
+	if (KEY("level"))
+		return set_flag(sc, v, PK_FMT_F_LEVEL);
+	if (KEY("time")) {
+		sc->flags &= ~(PK_FMT_F_CTIME | PK_FMT_F_RFC3339);
+		sc->flags_off |= PK_FMT_F_CTIME | PK_FMT_F_RFC3339;
+		if (!strcmp(v, "ctime"))
+			sc->flags |= PK_FMT_F_CTIME;
+		else if (!strcmp(v, "rfc3339"))
+			sc->flags |= PK_FMT_F_RFC3339;
+		else if (strcmp(v, "uptime"))
+			return -EINVAL;
+		return 0;
+	}
+	if (KEY("loglevel"))
+		return pk__parse_level(v, &sc->level);
+	if (KEY("rate")) {
+		if (parse_num(v, 10, 1000000000ull, &n) || !n)
+			return -EINVAL;
+		sc->bps = (unsigned long)n;
+		return 0;
+	}
+	if (KEY("name")) {
+		if (!*v || strlen(v) >= sizeof(sc->label_buf))
+			return -EINVAL;
+		strcpy(sc->label_buf, v);
+		sc->label = sc->label_buf;
+		return 0;
+	}
+	if (KEY("mode") && sc->is_file) {
+		if (parse_num(v, 8, 0777, &n))
+			return -EINVAL;
+		sc->fo.mode = (unsigned)n;
+		return 0;
+	}
+	if (KEY("rotate") && sc->is_file) {
+		size_t size;
+
+		colon = strchr(v, ':');
+		if (!colon || (size_t)(colon - v) >= sizeof(tmp))
+			return -EINVAL;
+		memcpy(tmp, v, (size_t)(colon - v));
+		tmp[colon - v] = '\0';
+		if (pk__parse_size(tmp, &size) || !size || parse_num(colon + 1, 10, 999, &n))
+			return -EINVAL;
+		sc->fo.rotate_size = size;
+		sc->fo.rotate_count = (unsigned)n;
+		return 0;
+	}
+#undef KEY
+	return -EINVAL;
+}
+
+static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
+{
+	const char *tmp = sc->name;
 	char *end;
 	long fd;
 
-	if (len >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, name, len);
-	tmp[len] = '\0';
 	if (!strcmp(tmp, "stderr"))
 		return pk_console_fd_make(STDERR_FILENO, drv);
 	if (!strcmp(tmp, "stdout"))
@@ -75,84 +261,149 @@ static int make_entry(const char *name, size_t len, struct pk_console_driver *dr
 			return -EBADF;
 		return pk_console_fd_make((int)fd, drv);
 	}
-	if (!strncmp(tmp, "file:", 5) && tmp[5])
-		return pk_console_file_make(tmp + 5, 0, drv);
+	if (sc->is_file)
+		return pk_console_file_make_opts(tmp + 5, &sc->fo, drv);
 	if (!strcmp(tmp, "syslog"))
 		return pk_console_syslog_make(NULL, NULL, drv);
 	if (!strncmp(tmp, "syslog:", 7) && tmp[7])
 		return pk_console_syslog_make(tmp + 7, NULL, drv);
-	if (!strncmp(tmp, "net:", 4))
-		return net_entry(tmp + 4, drv);
+	if (!strncmp(tmp, "net:", 4) && strlen(tmp) < 512) {
+		char host[512];
+
+		strcpy(host, tmp + 4);
+		return net_entry(host, drv);
+	}
 	return -EINVAL;
 }
 
-/* Register @spec's entries; *@bad counts those refused.  Return: registered. */
-static int register_spec(const char *spec, int *bad)
+/*
+ * The entry item @it: its name, then @LEVEL and %RATE.  A '%' is the rate
+ * only when digits alone follow it (so "net:[fe80::1%eth0]:514" is a name).
+ */
+static int parse_entry(struct item *it, struct spec_con *sc)
 {
-	const char *p = spec, *e, *at, *pct, *name_end;
+	size_t end = it->len;
+	unsigned long long n;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->level = -1;
+	sc->fmt = FMT_DRIVER;
+	if (it->pct >= 0 && it->pct > it->at && it->buf[it->pct + 1] &&
+	    strspn(it->buf + it->pct + 1, "0123456789") == it->len - (size_t)it->pct - 1) {
+		if (parse_num(it->buf + it->pct + 1, 10, 1000000000ull, &n) || !n)
+			return -EINVAL;
+		sc->bps = (unsigned long)n;
+		end = (size_t)it->pct;
+		it->buf[end] = '\0';
+	}
+	if (it->at >= 0) {
+		if (pk__parse_level(it->buf + it->at + 1, &sc->level))
+			return -EINVAL;
+		end = (size_t)it->at;
+		it->buf[end] = '\0';
+	}
+	memcpy(sc->name, it->buf, end + 1);
+	sc->is_file = !strncmp(sc->name, "file:", 5) && sc->name[5];
+	return 0;
+}
+
+static int register_one(struct spec_con *sc, bool config)
+{
 	struct pk_console_driver drv, thr;
-	unsigned long bps;
-	int level, n = 0, ret;
-	char tmp[32];
+	struct pk_console *c;
+	unsigned fmt;
+	int ret;
 
-	*bad = 0;
-	for (; *p; p = *e ? e + 1 : e) {
-		e = strchr(p, ',');
-		if (!e)
-			e = p + strlen(p);
-		if (e == p)
+	ret = make_entry(sc, &drv);
+	if (ret < 0)
+		return ret;
+	fmt = sc->fmt == FMT_DRIVER ? drv.format : sc->fmt;
+	fmt = (fmt | sc->flags) & ~sc->flags_off;
+	if (sc->bps) {
+		ret = pk_console_throttle_make(&drv, sc->bps, &thr);
+		if (ret < 0)
+			return ret;	/* it released @drv */
+		drv = thr;
+	}
+	c = pk__con_register_named(drv.ops, drv.ctx, sc->level, fmt,
+				   sc->label ? sc->label : sc->name, config);
+	if (!c) {
+		ret = -errno;
+		if (drv.ops->release)
+			drv.ops->release(drv.ctx);
+		return ret;
+	}
+	return 0;
+}
+
+static void bad(const char *from, const char *to, int err)
+{
+	fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(to - from), from,
+		strerror(-err));
+}
+
+/* Register @spec's entries; *@bad counts those refused.  Return: registered. */
+static int register_spec(const char *spec, bool config, int *nbad)
+{
+	struct {
+		struct item it;
+		struct spec_con sc;
+	} *w = malloc(sizeof(*w));
+	const char *p = spec, *from;
+	int n = 0, ret;
+
+	*nbad = 0;
+	if (!w) {
+		fprintf(stderr, "libprintk: PK_CONSOLE: %s\n", strerror(ENOMEM));
+		(*nbad)++;
+		return 0;
+	}
+#define it (w->it)
+#define sc (w->sc)
+	while (*p) {
+		from = p;
+		ret = read_item(&p, &it);
+		if (!ret && !it.len) {
+			if (*p)
+				p++;
 			continue;
-		level = -1;
-		bps = 0;
-		name_end = e;
-		pct = memrchr(p, '%', (size_t)(e - p));
-		at = memrchr(p, '@', (size_t)(e - p));
-		ret = 0;
-		if (pct && (!at || pct > at)) {
-			errno = 0;
-			bps = strtoul(pct + 1, (char **)&name_end, 10);
-			/* Out of range would wrap (or saturate) into no throttle at all. */
-			ret = name_end != e || !bps || errno == ERANGE || pct[1] == '-' ||
-					      bps > 1000000000ul ? -EINVAL : 0;
-			name_end = pct;
-			at = at && at < pct ? at : NULL;
 		}
-		if (!ret && at) {
-			size_t l = (size_t)(name_end - at - 1);
+		if (!ret && it.key)
+			ret = -EINVAL;	/* an option with no console before it */
+		if (!ret)
+			ret = parse_entry(&it, &sc);
+		/* Its options. */
+		while (*p == ',') {
+			const char *save = p++;
+			int r = read_item(&p, &it);
 
-			if (l >= sizeof(tmp))
-				ret = -EINVAL;
-			else {
-				memcpy(tmp, at + 1, l);
-				tmp[l] = '\0';
-				ret = pk__parse_level(tmp, &level);
+			if (!r && !it.len)
+				continue;
+			if (!r && !it.key) {
+				p = save;	/* the next console */
+				break;
 			}
-			name_end = at;
+			if (!ret && r)
+				ret = r;
+			if (!ret) {
+				it.buf[it.key] = '\0';
+				ret = apply_option(&sc, it.buf, it.key, it.buf + it.key + 1);
+			}
 		}
 		if (!ret)
-			ret = make_entry(p, (size_t)(name_end - p), &drv);
-		if (!ret && bps) {
-			ret = pk_console_throttle_make(&drv, bps, &thr);
-			if (!ret)
-				drv = thr;
-		}
-		if (!ret) {
-			struct pk_console *c = pk__con_register(drv.ops, drv.ctx, level, drv.format);
-
-			if (!c) {
-				ret = -errno;
-				if (drv.ops->release)
-					drv.ops->release(drv.ctx);
-			}
-		}
+			ret = register_one(&sc, config);
 		if (ret < 0) {
-			fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(e - p), p,
-				strerror(-ret));
-			(*bad)++;
-			continue;
+			bad(from, p, ret);
+			(*nbad)++;
+		} else {
+			n++;
 		}
-		n++;
+		if (*p)
+			p++;
 	}
+#undef it
+#undef sc
+	free(w);
 	return n;
 }
 
@@ -162,7 +413,7 @@ int pk_console_register_spec(const char *spec)
 
 	if (!spec)
 		return -EINVAL;
-	return register_spec(spec, &bad);
+	return register_spec(spec, false, &bad);
 }
 
 int pk__console_register_env(const char *spec)
@@ -172,14 +423,14 @@ int pk__console_register_env(const char *spec)
 
 	if (!spec)
 		return -EINVAL;
-	n = register_spec(spec, &bad);
+	n = register_spec(spec, true, &bad);
 	if (n > 0 || !bad)
 		return n;
 	fprintf(stderr, "libprintk: PK_CONSOLE=\"%s\" has no usable console; printing to stderr\n",
 		spec);
 	if (pk_console_fd_make(STDERR_FILENO, &drv) < 0)
 		return 0;
-	if (!pk__con_register(drv.ops, drv.ctx, -1, drv.format)) {
+	if (!pk__con_register_named(drv.ops, drv.ctx, -1, drv.format, "stderr", true)) {
 		if (drv.ops->release)
 			drv.ops->release(drv.ctx);
 		return 0;

@@ -36,6 +36,8 @@ struct pk_console {
 	const struct pk_console_ops *ops;
 	void *ctx;
 	int slot;
+	char *name;			/* pk_console_find(); never NULL once registered */
+	bool config;			/* registered from the configuration's consoles */
 	_Atomic int loglevel;		/* < 0: the global console_loglevel */
 	_Atomic unsigned fmt;
 	struct pk__conown own;
@@ -67,6 +69,29 @@ int pk__con_count(void);
 /* Register without the init check (used while initialising). */
 struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,
 				    unsigned fmt);
+/*
+ * The same, with a name (NULL: ops->name) and marked as one of the
+ * configuration's consoles if @config.  A configuration console whose name
+ * is in the table pk__con_replace_config() keeps starts where the console
+ * of that name it replaces stopped, instead of at the backlog.
+ */
+struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void *ctx,
+					  int loglevel, unsigned fmt, const char *name,
+					  bool config);
+/*
+ * pk_init() again: unregister the configuration's consoles, then register
+ * those of @spec (PK_CONSOLE syntax; NULL: none), each continuing where
+ * the old console of the same name stopped.  Consoles the program
+ * registered itself stay.  Return: consoles registered.
+ */
+int pk__con_replace_config(const char *spec);
+/* Call @fn on every registered console with the registry lock held. */
+void pk__con_each_locked(void (*fn)(struct pk_console *c));
+/* Every console's position moves to a new store: @map(old next_seq). */
+void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg);
+/* The global console loglevel (pk_set_loglevel()) and the local UTC offset. */
+void pk__con_set_global_loglevel(int loglevel);
+void pk__con_update_utc_offset(void);
 /* Unregister all (shutdown). */
 void pk__con_unregister_all(void);
 

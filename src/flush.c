@@ -114,8 +114,8 @@ struct stint {
 };
 
 static struct {
-	enum pk_mode mode;
-	uint64_t budget_ns;
+	_Atomic int mode;		/* enum pk_mode; pk_init() may change it */
+	_Atomic uint64_t budget_ns;
 	struct pk__conlock lock;
 	uint64_t lag_limit;		/* fl:E: filtered records before taking part */
 	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
@@ -159,12 +159,28 @@ static void note_max(_Atomic uint64_t *max, uint64_t v)
 		;
 }
 
+static enum pk_mode mode_of(void)
+{
+	/*
+	 * Relaxed: a caller that sees the old mode after pk_init() changed
+	 * it prints (or wakes the printers) once more the old way, which is
+	 * safe in every mode: each record is printed under its console's
+	 * ownership whoever prints it.
+	 */
+	return (enum pk_mode)atomic_load_explicit(&F.mode, memory_order_relaxed);
+}
+
+static uint64_t budget_now(void)
+{
+	return atomic_load_explicit(&F.budget_ns, memory_order_relaxed);
+}
+
 static enum pk_mode mode_now(void)
 {
 	/* Once the library's threads are gone (unloading), callers print. */
 	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
-		return F.mode == PK_MODE_LEGACY ? PK_MODE_LEGACY : PK_MODE_HANDOFF;
-	return F.mode;
+		return mode_of() == PK_MODE_LEGACY ? PK_MODE_LEGACY : PK_MODE_HANDOFF;
+	return mode_of();
 }
 
 static void wake_printer(struct printer *p)
@@ -601,7 +617,8 @@ static int stop_printer(struct pk_console *c)
 
 static int hook_added(struct pk_console *c)
 {
-	if (F.mode != PK_MODE_THREAD || atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
+	if (mode_of() != PK_MODE_THREAD ||
+	    atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return 0;
 	return start_printer(c);
 }
@@ -819,7 +836,7 @@ static void print_as_mode(uint32_t tid)
 	default:
 		r = pk__cl_lock_spinning(&F.lock, tid, SPIN_NS, WAIT_NS);
 		st.handoff = true;
-		st.budget_ns = rescue_on() ? F.budget_ns : 0;
+		st.budget_ns = rescue_on() ? budget_now() : 0;
 		if (r == PK_CL_OWNER)
 			console_unlock(&st);
 		return;
@@ -877,7 +894,7 @@ void pk__flush_kick(void)
 	} else if (pk__cl_trylock(&F.lock, pk__tid(), false)) {
 		struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
 
-		st.budget_ns = st.handoff && rescue_on() ? F.budget_ns : 0;
+		st.budget_ns = st.handoff && rescue_on() ? budget_now() : 0;
 		console_unlock(&st);
 	}
 	pthread_setcancelstate(cancel, NULL);
@@ -967,8 +984,16 @@ int pk_flush(int timeout_ms)
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return -EDEADLK;	/* called from inside a console write */
 	pk__early_drain();	/* a first call that lost the race with pk_init() */
+	/* pk_init() may be changing the store: wait until it is done. */
+	while (!pk__gate_enter()) {
+		ret = pk__ensure_init();
+		if (ret < 0)
+			return ret == -ENODEV ? 0 : ret;
+	}
 	pk__ring_finalize_last(&pk__g.ring);
-	return flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
+	ret = flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
+	pk__gate_exit();
+	return ret;
 }
 
 static void exit_flush(void)
@@ -986,6 +1011,8 @@ static void exit_flush(void)
 	 */
 	flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
 }
+
+static bool exit_registered;
 
 static void stop_rescue(void)
 {
@@ -1049,14 +1076,15 @@ int pk__flush_init(const struct pk_config *cfg)
 	int ret;
 
 	memset(&F, 0, sizeof(F));
-	F.mode = cfg->mode;
-	F.budget_ns = (uint64_t)cfg->print_budget_us * 1000ull;
+	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
+	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
+			      memory_order_relaxed);
 	n = pk__g.ring.desc_mask + 1;
 	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
 	atomic_store_explicit(&F.low_water, pk__g.attach_seq, memory_order_relaxed);
 	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
 	pk__con_set_hooks(&hooks);
-	if (F.mode != PK_MODE_THREAD) {
+	if (cfg->mode != PK_MODE_THREAD) {
 		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
 		if (ret)
 			return -ret;
@@ -1065,14 +1093,78 @@ int pk__flush_init(const struct pk_config *cfg)
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
 		pk__console_register_env(spec);
 	if (!(cfg->flags & PK_CFG_NO_ATEXIT)) {
-		static bool registered;
-
-		if (!registered && atexit(exit_flush) == 0)
-			registered = true;
+		if (!exit_registered && atexit(exit_flush) == 0)
+			exit_registered = true;
 	}
 	if (cfg->flags & PK_CFG_CRASH_HANDLER)
 		pk_crash_handler_install();
 	return 0;
+}
+
+static void stop_printer_cb(struct pk_console *c)
+{
+	stop_printer(c);
+}
+
+static int start_errors;
+
+static void start_printer_cb(struct pk_console *c)
+{
+	struct printer *p = atomic_load_explicit(&printers[c->slot], memory_order_relaxed);
+
+	if ((!p || !p->running || p->con != c) && start_printer(c) < 0)
+		start_errors++;
+}
+
+void pk__flush_stop_threads(void)
+{
+	int cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	stop_rescue();
+	pk__con_each_locked(stop_printer_cb);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+int pk__flush_reconfigure(const struct pk_config *cfg)
+{
+	uint64_t n = pk__g.ring.desc_mask + 1, low;
+	int ret = 0, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	/* The store may be another one: its size, and every console's place in it. */
+	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
+	low = slowest();
+	atomic_store_explicit(&F.low_water, low != UINT64_MAX ? low : pk__g.attach_seq,
+			      memory_order_relaxed);
+	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
+			      memory_order_relaxed);
+	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
+	if (!atomic_load_explicit(&F.threads_stopped, memory_order_relaxed)) {
+		if (cfg->mode != PK_MODE_THREAD) {
+			atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
+			if (start_thread(&F.rescue_thread, rescue_main, NULL) == 0)
+				atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
+			else
+				ret = -EAGAIN;
+		} else {
+			start_errors = 0;
+			pk__con_each_locked(start_printer_cb);
+			if (start_errors)
+				ret = -EAGAIN;
+		}
+	}
+	if (!(cfg->flags & PK_CFG_NO_ATEXIT)) {
+		if (!exit_registered && atexit(exit_flush) == 0)
+			exit_registered = true;
+	}
+	if (cfg->flags & PK_CFG_CRASH_HANDLER)
+		pk_crash_handler_install();
+	pthread_setcancelstate(cancel, NULL);
+	/* What the callers stored meanwhile. */
+	pk__flush_kick();
+	return ret;
 }
 
 void pk__flush_shutdown(void)
@@ -1142,7 +1234,7 @@ void pk__flush_atfork_child(void)
 				      start_thread(&F.rescue_thread, rescue_main, NULL) == 0,
 				      memory_order_relaxed);
 	}
-	if (F.mode != PK_MODE_THREAD)
+	if (mode_of() != PK_MODE_THREAD)
 		return;
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);

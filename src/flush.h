@@ -16,6 +16,14 @@ int pk__flush_init(const struct pk_config *cfg);
 void pk__flush_after_store(int level, uint64_t seq);
 /* Something to print appeared without a store (a console registered). */
 void pk__flush_kick(void);
+/*
+ * pk_init() again: stop the library's threads (the store may change
+ * meanwhile), then apply @cfg's mode, budget and flags and start the
+ * threads its mode needs.  Return: 0, or -EAGAIN if threads could not be
+ * started (the mode in effect is left with what could be started).
+ */
+void pk__flush_stop_threads(void);
+int pk__flush_reconfigure(const struct pk_config *cfg);
 /* Flush everything, stop printer threads, unregister consoles. */
 void pk__flush_shutdown(void);
 /* Around fork(): keep the console registry consistent for the child. */

@@ -50,11 +50,81 @@ static int64_t realtime_ns(uint64_t ts, int64_t zero)
 	return (int64_t)(ts + (uint64_t)zero);
 }
 
+/*
+ * Wall-clock time without localtime_r() (which takes a lock): days since
+ * the epoch to a civil date (H. Hinnant's days_from_civil, inverted), the
+ * zone's offset given.  Async-signal-safe.
+ */
+struct civil {
+	long long year;
+	unsigned mon, mday, wday, hour, min, sec, usec;
+};
+
+static void to_civil(int64_t ns, long off_s, struct civil *cv)
+{
+	long long s = ns / 1000000000ll + off_s, us = ns % 1000000000ll / 1000;
+	long long days, sod, era, doe, yoe, doy, mp;
+
+	if (us < 0) {
+		us += 1000000;
+		s--;
+	}
+	days = s / 86400;
+	sod = s % 86400;
+	if (sod < 0) {
+		sod += 86400;
+		days--;
+	}
+	cv->wday = (unsigned)((days % 7 + 11) % 7);	/* 1970-01-01 was a Thursday */
+	days += 719468;
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = days - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	cv->mday = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+	cv->mon = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+	cv->year = yoe + era * 400 + (cv->mon <= 2);
+	cv->hour = (unsigned)(sod / 3600);
+	cv->min = (unsigned)(sod / 60 % 60);
+	cv->sec = (unsigned)(sod % 60);
+	cv->usec = (unsigned)us;
+}
+
+/* RFC 3339 with the offset: 2006-01-02T15:04:05.123456+01:00 */
+static void put_rfc3339(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo)
+{
+	long off = fo->utc_offset_s, a = off < 0 ? -off : off;
+	struct civil cv;
+
+	to_civil(realtime_ns(rec->ts_ns, fo->realtime_zero_ns), off, &cv);
+	putf(o, "%04lld-%02u-%02uT%02u:%02u:%02u.%06u%c%02ld:%02ld", cv.year, cv.mon, cv.mday,
+	     cv.hour, cv.min, cv.sec, cv.usec, off < 0 ? '-' : '+', a / 3600, a / 60 % 60);
+}
+
+/* dmesg -T: Mon Jan  2 15:04:05 2006 */
+static void put_ctime(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo)
+{
+	static const char days[] = "SunMonTueWedThuFriSat";
+	static const char mons[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	struct civil cv;
+
+	to_civil(realtime_ns(rec->ts_ns, fo->realtime_zero_ns), fo->utc_offset_s, &cv);
+	putf(o, "%.3s %.3s %2u %02u:%02u:%02u %lld", days + 3 * cv.wday, mons + 3 * (cv.mon - 1),
+	     cv.mday, cv.hour, cv.min, cv.sec, cv.year);
+}
+
 static void put_time(struct out *o, const struct pk_record *rec, const struct pk_format_opts *fo)
 {
 	uint64_t ts = rec->ts_ns;
 
-	if (fo->fmt & PK_FMT_F_REALTIME) {
+	if (fo->fmt & PK_FMT_F_CTIME) {
+		put(o, "[", 1);
+		put_ctime(o, rec, fo);
+	} else if (fo->fmt & PK_FMT_F_RFC3339) {
+		put(o, "[", 1);
+		put_rfc3339(o, rec, fo);
+	} else if (fo->fmt & PK_FMT_F_REALTIME) {
 		time_t t = (time_t)(realtime_ns(ts, fo->realtime_zero_ns) / 1000000000ll);
 		struct tm tm;
 		char date[64];
@@ -213,9 +283,16 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 	const char *t = rec->text, *end = rec->text + rec->len, *nl;
 	size_t indent;
 
+	static const char levels[][8] = { "emerg :", "alert :", "crit  :", "err   :",
+					  "warn  :", "notice:", "info  :", "debug :" };
+
 	if (syslog)
 		putf(o, "<%d>", rec->facility << 3 | rec->level);
 	indent = o->len;
+	if (fo->fmt & PK_FMT_F_LEVEL) {	/* as dmesg -x */
+		put(o, levels[rec->level & 7], 7);
+		putc_(o, ' ');
+	}
 	put_time(o, rec, fo);
 	if (fo->fmt & PK_FMT_F_TID)
 		putf(o, "[T%u] ", rec->tid);
@@ -337,6 +414,11 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		if (fo->fmt & PK_FMT_F_REALTIME)
 			putf(&o, "\"time_us\":%lld,",
 			     (long long)(realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
+		if (fo->fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339)) {
+			put(&o, "\"time\":\"", 8);
+			put_rfc3339(&o, rec, fo);
+			put(&o, "\",", 2);
+		}
 		putf(&o, "\"level\":%d,\"facility\":%d,\"pid\":%u,\"tid\":%u,", rec->level,
 		     rec->facility, rec->pid, rec->tid);
 		if (rec->flags & PK_REC_CONT)

@@ -18,6 +18,7 @@ struct pk_format_opts {
 	unsigned fmt;			/* enum pk_format | PK_FMT_F_* */
 	int64_t realtime_zero_ns;	/* for PK_FMT_F_REALTIME */
 	uint64_t prev_ts_ns;		/* for PK_FMT_F_DELTA */
+	long utc_offset_s;		/* for PK_FMT_F_CTIME and _RFC3339 */
 };
 #define PK_FMT_F_REALTIME	0x200u	/* human: wall-clock date instead of uptime */
 #define PK_FMT_F_DELTA		0x400u	/* human: add <delta> since prev_ts_ns */

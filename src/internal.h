@@ -46,6 +46,7 @@ struct pk__thread {
 	 */
 	unsigned wdepth;
 	uint64_t wseq[4];
+	uint32_t open_gen;	/* pk__g.store_gen when open_seq was stored */
 	bool early_stored;	/* stored into the early store (pk__early_settle) */
 	uint64_t early_seq;	/* the last of those */
 };
@@ -90,6 +91,14 @@ uint32_t pk__tid(void);
 uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */
 int pk__ensure_init(void);
+/*
+ * The store gate: pk_printk(), pk_flush() and pk_stats_get() use pk__g.ring
+ * between pk__gate_enter() (true: ready, and the store cannot change until
+ * pk__gate_exit()) and pk__gate_exit(); pk_init() waits for them before it
+ * changes the store.  Async-signal-safe.
+ */
+bool pk__gate_enter(void);
+void pk__gate_exit(void);
 /* Store preformatted text as a record (no flushing). */
 int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
 
@@ -113,6 +122,9 @@ void pk__early_print_raw(int fd);
 int pk__parse_mode(const char *s, enum pk_mode *mode);
 int pk__parse_size(const char *s, size_t *out);
 int pk__parse_level(const char *s, int *level);
+/* PK_BUFFER_SIZE: the largest data ring (its store stays under PK_BUFFER_SIZE_MAX). */
+#define PK__DATA_SIZE_MAX	((size_t)512 << 20)
+size_t pk__store_size_for(size_t data);
 /*
  * console_spec.c: PK_CONSOLE at init.  As pk_console_register_spec(), but
  * if entries were given and none could be used, stderr is registered

@@ -404,7 +404,10 @@ static void asked_size(size_t bytes, char *buf, size_t n)
 	const char *v = secure_getenv("PK_BUFFER_SIZE");
 	size_t sz;
 
-	if (v && pk__parse_size(v, &sz) == 0 && sz == bytes)
+	/* PK_BUFFER_SIZE names the data ring; pk_config_init() made it a store size. */
+	if (v && pk__parse_size(v, &sz) == 0 &&
+	    (sz == bytes || (sz >= PK_BUFFER_SIZE_MIN && sz <= PK__DATA_SIZE_MAX &&
+			     pk__store_size_for(sz) == bytes)))
 		snprintf(buf, n, "PK_BUFFER_SIZE=%.40s", v);
 	else
 		snprintf(buf, n, "a buffer size of %zu bytes", bytes);

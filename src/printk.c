@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consoles.h"
 #include "flush.h"
 #include "internal.h"
 #include "panic.h"
@@ -28,6 +29,90 @@
 struct pk__global pk__g = { .mem_fd = -1 };
 PK__TLS struct pk__thread pk__self;
 static PK__TLS bool in_init;
+
+/* pk_config.default_level and .facility; pk_init() may change them. */
+static _Atomic int def_level = PK_WARNING;
+static _Atomic int facility = 1;
+
+/*
+ * The store in use: its file (cur_path[0] == 0: anonymous memory) and its
+ * data ring's size.  Written by pk_init() only, under init_lock.
+ */
+static char cur_path[4096];
+static unsigned cur_l2;
+/* The store file that could not be used last (said once on stderr), and why. */
+static char failed_path[4096];
+static int failed_err;
+
+static void note_failed(const char *path, int err)
+{
+	failed_path[0] = '\0';
+	failed_err = err;
+	if (path && err < 0 && strlen(path) < sizeof(failed_path))
+		strcpy(failed_path, path);
+}
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * THE STORE GATE
+ *
+ * pk_init() may replace the store while other threads call pk_printk().
+ * A caller counts itself in a gate (one of GATES cache lines, by thread,
+ * so that callers do not share one line) and then checks that the library
+ * is READY; pk_init() sets the state to INITIALIZING and then waits for
+ * every gate to be empty.
+ *   gate:A  the caller's seq_cst increment, then its seq_cst load of the
+ *           state, pairs with gate:B, pk_init()'s seq_cst store of the
+ *           state, then its seq_cst loads of the gates: either the caller
+ *           sees INITIALIZING (and stores into the early store instead), or
+ *           pk_init() sees the caller and waits for it.  Without it a
+ *           caller could write into a store being unmapped.
+ *   gate:C  the caller's release decrement pairs with pk_init()'s acquire
+ *           load of the gate: the caller's writes to the old store happen
+ *           before pk_init() copies it.
+ */
+#define LMM(label)
+#define GATES	16
+
+static struct {
+	_Alignas(64) _Atomic unsigned long n;
+} gates[GATES];
+
+bool pk__gate_enter(void)
+{
+	_Atomic unsigned long *g = &gates[pk__tid() % GATES].n;
+
+	/* LMM(gate:A) */
+	atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
+		return true;
+	atomic_fetch_sub_explicit(g, 1, memory_order_release);
+	return false;
+}
+
+void pk__gate_exit(void)
+{
+	/* LMM(gate:C) */
+	atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
+}
+
+/* pk_init(): wait (at most @ms) until no caller is inside the gate. */
+static bool gates_drain(unsigned ms)
+{
+	struct timespec nap = { 0, 50000 };
+	uint64_t until = pk__now_ns() + (uint64_t)ms * 1000000ull;
+	unsigned i;
+
+	for (i = 0; i < GATES; i++) {
+		/* LMM(gate:B), LMM(gate:C) */
+		while (atomic_load_explicit(&gates[i].n, memory_order_seq_cst)) {
+			if (pk__now_ns() >= until)
+				return false;
+			nanosleep(&nap, NULL);
+		}
+	}
+	return true;
+}
 
 static void atfork_child(void)
 {
@@ -38,6 +123,10 @@ static void atfork_child(void)
 	atomic_fetch_add_explicit(&pk__g.fork_gen, 1, memory_order_relaxed);
 	/* Relaxed: the child's only thread is the one running this. */
 	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
+	/* The other threads, inside the gate or not, did not survive. */
+	for (unsigned i = 0; i < GATES; i++)
+		atomic_store_explicit(&gates[i].n, 0, memory_order_relaxed);
+	pthread_mutex_init(&init_lock, NULL);
 	pk__flush_atfork_child();
 }
 
@@ -87,7 +176,27 @@ static int check_config(const struct pk_config *c)
  * kept in anonymous memory instead, so that the consoles keep printing.
  * Return: 0, or a negative errno if not even anonymous memory could be had.
  */
-static int store_open(const struct pk_config *cfg, int *store_err)
+struct store {
+	void *mem;
+	size_t size;
+	int fd;			/* a store file, or -1 */
+	struct pk_ring ring;
+};
+
+static void store_release(struct store *st)
+{
+	if (st->fd >= 0)
+		pk__persist_close(st->mem, st->size, st->fd);
+	else
+		munmap(st->mem, st->size);
+}
+
+/*
+ * Map @cfg's store into @st.  @fallback: if the file cannot be used, map
+ * anonymous memory instead (its error in *@store_err).  Return: 0, or a
+ * negative errno (without @fallback, the file's).
+ */
+static int store_map(const struct pk_config *cfg, bool fallback, struct store *st, int *store_err)
 {
 	unsigned l2;
 	void *mem;
@@ -100,6 +209,8 @@ static int store_open(const struct pk_config *cfg, int *store_err)
 		if (ret < 0) {
 			*store_err = ret;
 			fd = -1;
+			if (!fallback)
+				return ret;
 		}
 	}
 	if (fd < 0) {
@@ -112,17 +223,39 @@ static int store_open(const struct pk_config *cfg, int *store_err)
 			return -errno;
 		pk__ring_format(mem, l2, 0);
 	}
-	ret = pk__ring_attach(&pk__g.ring, mem, size);
+	st->mem = mem;
+	st->size = size;
+	st->fd = fd;
+	ret = pk__ring_attach(&st->ring, mem, size);
 	if (ret < 0) {
-		if (fd >= 0)
-			pk__persist_close(mem, size, fd);
-		else
-			munmap(mem, size);
+		store_release(st);
 		return ret;
 	}
-	pk__g.mem = mem;
-	pk__g.mem_size = size;
-	pk__g.mem_fd = fd;
+	return 0;
+}
+
+/* Remember which store @st is (@cfg's, unless it fell back to memory). */
+static void store_note(const struct pk_config *cfg, const struct store *st)
+{
+	cur_path[0] = '\0';
+	if (st->fd >= 0 && cfg->buffer_path && strlen(cfg->buffer_path) < sizeof(cur_path))
+		strcpy(cur_path, cfg->buffer_path);
+	cur_l2 = (unsigned)__builtin_ctzll(st->ring.data_size);
+}
+
+static int store_open(const struct pk_config *cfg, int *store_err)
+{
+	struct store st;
+	int ret;
+
+	ret = store_map(cfg, true, &st, store_err);
+	if (ret < 0)
+		return ret;
+	store_note(cfg, &st);
+	pk__g.ring = st.ring;
+	pk__g.mem = st.mem;
+	pk__g.mem_size = st.size;
+	pk__g.mem_fd = st.fd;
 	/*
 	 * Relaxed: both are read only after pk__g.state is published
 	 * (release), or by this thread.  A record of another process stored
@@ -154,6 +287,173 @@ static bool store_from_env(const char *path)
 	return path && v && !strcmp(v, path);
 }
 
+/* Is @cfg's store the one in use? */
+static bool same_store(const struct pk_config *cfg)
+{
+	if (cfg->buffer_path)
+		return !strcmp(cur_path, cfg->buffer_path);
+	return !cur_path[0] && pk__ring_data_log2_for(cfg->buffer_size) == cur_l2;
+}
+
+/* Old seq -> new seq of the records copied into another store. */
+struct seq_map {
+	uint64_t *old_seq;
+	uint64_t new_first;	/* new seq of old_seq[0]; the others follow */
+	size_t n;
+	uint64_t new_head;
+};
+
+/* Where a console at old @seq goes on: the first copied record at or after it. */
+static uint64_t map_seq(uint64_t seq, void *arg)
+{
+	const struct seq_map *m = arg;
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->old_seq[mid] < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n ? m->new_first + lo : m->new_head;
+}
+
+/*
+ * Copy this process's records from the store in use into @st, in order,
+ * keeping their time, thread, level and flags.  No writer is inside the
+ * gate: the old store is still.  Return: 0 or -ENOMEM.
+ */
+static int store_copy(struct store *st, struct seq_map *m)
+{
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint32_t pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	uint64_t seq, cap = pk__g.ring.desc_mask + 1;
+
+	m->old_seq = calloc(cap, sizeof(*m->old_seq));
+	if (!m->old_seq)
+		return -ENOMEM;
+	m->n = 0;
+	m->new_first = pk__ring_next_seq(&st->ring);
+	/* Postmortem: a record still in progress has no writer left to finish it. */
+	pk__ring_reader_init(&rd, &pk__g.ring, true);
+	if (rd.next < pk__g.attach_seq)
+		rd.next = pk__g.attach_seq;
+	while (m->n < cap && pk__ring_read(&rd, &rec) == 1) {
+		if (rec.meta.pid != pid)
+			continue;	/* another process's, in a shared store file */
+		rec.meta.flags &= (uint16_t)~PK_REC_NOEOL;
+		if (pk__ring_write(&st->ring, &rec.meta, rec.text, rec.len, false, &seq) == 0 &&
+		    seq == m->new_first + m->n)
+			m->old_seq[m->n++] = rec.seq;
+	}
+	m->new_head = pk__ring_next_seq(&st->ring);
+	return 0;
+}
+
+/*
+ * Adopt @cfg's store: open it, keep callers out (they store into the early
+ * store meanwhile), copy the records over, move every console's position,
+ * release the old store.  The library's threads are stopped.  Return: 0,
+ * or a negative errno with the store in use unchanged.
+ */
+static int store_switch(const struct pk_config *cfg)
+{
+	struct store st, old = { pk__g.mem, pk__g.mem_size, pk__g.mem_fd, pk__g.ring };
+	struct seq_map m = { 0 };
+	uint64_t attach;
+	int ret, err;
+
+	ret = store_map(cfg, false, &st, &err);
+	if (ret < 0)
+		return ret;
+	attach = atomic_load_explicit(&st.ring.h->seq_head, memory_order_relaxed);
+	/* LMM(gate:B) */
+	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_seq_cst);
+	if (!gates_drain(2000)) {
+		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+		store_release(&st);
+		return -EBUSY;
+	}
+	ret = store_copy(&st, &m);
+	if (ret < 0) {
+		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+		store_release(&st);
+		return ret;
+	}
+	pk__ring_finalize_last(&pk__g.ring);
+	pk__g.ring = st.ring;
+	pk__g.mem = st.mem;
+	pk__g.mem_size = st.size;
+	pk__g.mem_fd = st.fd;
+	pk__g.attach_seq = attach;
+	/* A thread's open record (pk_cont) was in the old store. */
+	atomic_fetch_add_explicit(&pk__g.store_gen, 1, memory_order_relaxed);
+	pk__self.open_valid = false;
+	pk__con_rebase(map_seq, &m);
+	free(m.old_seq);
+	store_note(cfg, &st);
+	/* Publishes the new store to the callers (pk__gate_enter, printk_ready). */
+	atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+	store_release(&old);
+	/* What callers stored meanwhile. */
+	if (pk__early_pending())
+		pk__early_migrate();
+	return 0;
+}
+
+/*
+ * pk_init() on a library set up already: apply @cfg (see printk.h).
+ * Serialised by init_lock; pk_printk() goes on meanwhile.
+ */
+static int reinit(const struct pk_config *cfg)
+{
+	struct timespec nap = { 0, 100000 };
+	int ret = 0, fret, store_err = 0, i, st, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&init_lock);
+	/* Another thread may be initialising (a first pk_printk()): wait for it. */
+	for (i = 0; i < 100000; i++) {
+		st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
+		if (st != PK__INITIALIZING)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	if (st != PK__READY) {
+		pthread_mutex_unlock(&init_lock);
+		pthread_setcancelstate(cancel, NULL);
+		return st == PK__UNINIT ? pk_init(cfg) : -EAGAIN;
+	}
+	/* The old consoles print what they have before they go. */
+	pk_flush(1000);
+	pk__flush_stop_threads();
+	if (cfg->buffer_path && failed_err < 0 && !strcmp(cfg->buffer_path, failed_path)) {
+		store_err = failed_err;	/* said already: not again on each call */
+	} else if (!same_store(cfg)) {
+		store_err = store_switch(cfg);
+		note_failed(cfg->buffer_path, store_err);
+	}
+	pk__g.cfg.mode = cfg->mode;
+	pk__g.cfg.console_loglevel = cfg->console_loglevel;
+	pk__g.cfg.print_budget_us = cfg->print_budget_us;
+	pk__g.cfg.flags = cfg->flags;
+	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
+	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
+	pk__con_set_global_loglevel(cfg->console_loglevel);
+	pk__con_update_utc_offset();
+	fret = pk__flush_reconfigure(cfg);
+	pk__con_replace_config((cfg->flags & PK_CFG_NO_CONSOLE) ? NULL :
+			       cfg->consoles ? cfg->consoles : "stderr");
+	pthread_mutex_unlock(&init_lock);
+	pthread_setcancelstate(cancel, NULL);
+	if (store_err < 0 && !store_from_env(cfg->buffer_path))
+		ret = store_err;
+	return ret < 0 ? ret : fret;
+}
+
 int pk_init(const struct pk_config *cfg)
 {
 	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -168,12 +468,19 @@ int pk_init(const struct pk_config *cfg)
 	ret = check_config(cfg);
 	if (ret < 0)
 		return ret;
+	if (pk__self.in_console)
+		return -EDEADLK;	/* the consoles may change under their own write() */
 	if (!atomic_compare_exchange_strong_explicit(&pk__g.state, &expect, PK__INITIALIZING,
 						     memory_order_acquire, memory_order_acquire))
-		return -EALREADY;
+		return in_init ? -EALREADY : reinit(cfg);
 	in_init = true;
 	pk__g.cfg = *cfg;
+	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
+	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
+	pk__con_set_global_loglevel(cfg->console_loglevel);
+	pk__con_update_utc_offset();
 	ret = store_open(cfg, &store_err);
+	note_failed(cfg->buffer_path, store_err);
 	if (ret == 0) {
 		/* Records stored before now come first, before any console exists. */
 		pk__early_migrate();
@@ -207,7 +514,7 @@ int pk_init(const struct pk_config *cfg)
 /* The level of a message that names none (before init: the default config's). */
 static int default_level(bool early)
 {
-	return early ? PK_WARNING : pk__g.cfg.default_level;
+	return early ? PK_WARNING : atomic_load_explicit(&def_level, memory_order_relaxed);
 }
 
 /*
@@ -265,8 +572,10 @@ int pk__ensure_init(void)
 
 static void refuse(void)
 {
-	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
+	if (pk__gate_enter()) {
 		atomic_fetch_add_explicit(&pk__g.ring.h->refused, 1, memory_order_relaxed);
+		pk__gate_exit();
+	}
 }
 
 int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seqp)
@@ -288,7 +597,7 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	m.tid = pk__tid();
 	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	m.level = (uint8_t)level;
-	m.facility = (uint8_t)pk__g.cfg.facility;
+	m.facility = (uint8_t)atomic_load_explicit(&facility, memory_order_relaxed);
 	m.flags = (uint16_t)flags;
 	/*
 	 * Announce the record to a crash handler on this thread before the
@@ -318,23 +627,14 @@ uint64_t pk__self_inflight(void)
 	return min;
 }
 
-int pk_vprintk(int level, const char *fmt, va_list ap)
+static int vprintk(int level, const char *fmt, va_list ap, bool early)
 {
 	char buf[PK_RECORD_MAX + 2];
 	unsigned flags = 0;
-	bool cont = false, early;
+	bool cont = false;
 	uint64_t seq;
 	size_t len;
 	int n, ret;
-
-	if (!fmt) {
-		refuse();
-		return -EINVAL;
-	}
-	ret = printk_ready();
-	early = ret == -EINPROGRESS;
-	if (ret < 0 && !early)
-		return ret;
 	/*
 	 * While another thread panics, it prints everything stored before;
 	 * new records from the others would only push the panic report out
@@ -406,7 +706,8 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 		pk__self.early_stored = false;
 	}
 	pk__self.in_printk++;
-	if (cont && pk__self.open_valid) {
+	if (cont && pk__self.open_valid &&
+	    pk__self.open_gen == atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed)) {
 		uint64_t open_seq = pk__self.open_seq;
 
 		unsigned depth = pk__self.wdepth;
@@ -434,10 +735,35 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 stored:
 	pk__self.open_valid = (flags & PK_REC_NOEOL) != 0;
 	pk__self.open_seq = seq;
+	pk__self.open_gen = atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed);
 	pk__self.open_level = (uint8_t)level;
 	pk__flush_after_store(level, seq);
 	pk__self.in_printk--;
 	return (int)len;
+}
+
+int pk_vprintk(int level, const char *fmt, va_list ap)
+{
+	int err = errno;	/* %m prints the caller's errno, whatever init does */
+	bool early, gated;
+	int ret;
+
+	if (!fmt) {
+		refuse();
+		return -EINVAL;
+	}
+	ret = printk_ready();
+	early = ret == -EINPROGRESS;
+	if (ret < 0 && !early)
+		return ret;
+	/* pk_init() changing the store: the early store takes it meanwhile. */
+	gated = !early && pk__gate_enter();
+	errno = err;
+	ret = vprintk(level, fmt, ap, !gated);
+	if (gated)
+		pk__gate_exit();
+	errno = err;
+	return ret;
 }
 
 int pk_printk(int level, const char *fmt, ...)
@@ -474,7 +800,7 @@ int pk_stats_get(struct pk_stats *st)
 
 	if (!st)
 		return -EINVAL;
-	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+	if (!pk__gate_enter())
 		return -ENODEV;
 	h = ring->h;
 	memset(st, 0, sizeof(*st));
@@ -490,6 +816,7 @@ int pk_stats_get(struct pk_stats *st)
 	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
 	st->data_size = ring->data_size;
 	st->desc_count = ring->desc_mask + 1;
+	pk__gate_exit();
 	return 0;
 }
 

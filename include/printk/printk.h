@@ -14,9 +14,10 @@
  *   pk_flush                             any thread (not from a signal handler)
  *   pk_emergency_enter / _exit           any thread, nests per thread
  *   pk_panic                             any thread or signal handler
- *   pk_init / pk_shutdown                once each, not concurrently with
- *                                        each other; pk_printk may run
- *                                        concurrently with pk_init
+ *   pk_init / pk_shutdown                not concurrently with each other;
+ *                                        pk_printk may run concurrently
+ *                                        with pk_init
+ *   pk_set_loglevel, pk_console_find     any thread
  *   pk_stats_get                         any thread
  */
 #ifndef PRINTK_PRINTK_H
@@ -109,9 +110,48 @@ struct pk_config {
  * pk_config_init() - fill @cfg with defaults, then apply the environment.
  *
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
- * PK_BUFFER (path), PK_BUFFER_SIZE (bytes, k/m/g suffix), PK_BUFFER_CLEAR,
- * PK_BUDGET_US, PK_CRASH_HANDLER=1.  A malformed variable is reported once on stderr and the
- * default is kept.
+ * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
+ * PK_CRASH_HANDLER=1.  A malformed variable is reported once on stderr and
+ * the default is kept.
+ *
+ * PK_BUFFER_SIZE is the size of the store's data ring (the record text
+ * and headers): bytes, or with a k, m or g suffix (powers of 1024),
+ * rounded up to a power of two, from 16k to 512m; anything else
+ * (overflow included) is refused.  buffer_size is then set to the whole
+ * store's size, which is the data ring plus a quarter for descriptors
+ * plus a 512-byte header: PK_BUFFER_SIZE=1m gives a 1 MiB data ring in a
+ * store of 1311232 bytes (1280.5 KiB), 100k a 128 KiB ring.
+ *
+ * PK_CONSOLE (and pk_config.consoles, pk_console_register_spec()):
+ *
+ *   list   = item *("," item)
+ *   item   = entry ["@" LEVEL] ["%" RATE]   a console
+ *          | KEY "=" VALUE                  an option of the console before
+ *   entry  = "stderr" | "stdout" | "fd:" N | "file:" PATH | "syslog"
+ *          | "syslog:" SOCKET | "net:" HOST ":" PORT | "net:[" IPV6 "]:" PORT
+ *
+ * An item is an option when it begins with lower-case letters followed
+ * by '='; entries never do.  LEVEL: a digit 0-8 (console_loglevel) or a
+ * level name, meaning that level and worse.  RATE: digits, bytes per
+ * second (a throttle); a '%' not followed by digits alone is part of the
+ * entry.  Options:
+ *   fmt=human|kmsg|syslog|json|raw   the output format (PK_FMT_*)
+ *   tid=on|off        human: "[T1234] " after the time
+ *   level=on|off      human, syslog: the level before the time, as dmesg -x
+ *   time=uptime|ctime|rfc3339   human, syslog: the time shown (ctime as
+ *                     dmesg -T; rfc3339 2006-01-02T15:04:05.123456+01:00)
+ *   loglevel=LEVEL    as @LEVEL;  rate=RATE  as %RATE
+ *   name=NAME         the name pk_console_find() knows it by (default:
+ *                     the entry as written, unquoted, e.g. "file:/x.log")
+ *   mode=OCTAL        file: permissions of a new file (e.g. 0640)
+ *   rotate=SIZE:COUNT file: rotate at SIZE bytes (k/m/g), keep COUNT
+ * (on/off may also be 1/0 or yes/no.)  Quoting: in an entry or a value,
+ * "..." is taken as it is, and a backslash outside quotes takes the next
+ * character as it is; so a path may hold any byte but NUL:
+ *   file:"/var/log/a,b@c%d.log"@info,fmt=json
+ *   file:/var/log/a\,b\@c\%d.log
+ * Inside quotes, \" and \\ stand for " and \.  A bad entry or option is
+ * named on stderr and that console skipped; the others are kept.
  *
  * Context: any thread, not async-signal-safe (reads the environment).
  */
@@ -124,6 +164,24 @@ void pk_config_init(struct pk_config *cfg);
  * with the defaults.  Records stored before (from signal handlers, or
  * while another thread initialises) wait in a static early store and are
  * moved into the configured store here, ahead of everything else.
+ *
+ * Called again, or after the library initialised itself (a pk_printk()
+ * from a constructor, say), pk_init() applies @cfg to the running
+ * library: the mode, the print budget, the global loglevel, the default
+ * level and facility, and the consoles: those registered from the
+ * previous configuration (pk_config.consoles or PK_CONSOLE) are flushed
+ * (at most 1 s) and replaced by @cfg's, a new one with the same name
+ * going on where the old one stopped (no line printed twice); consoles the
+ * program registered itself stay.  A different store (another
+ * buffer_path, or another size of anonymous store) is adopted: the
+ * records this process stored so far are copied into it, in order, and
+ * the old one is released; callers meanwhile store into the early store
+ * and are moved after.  If the new store cannot be opened, the current
+ * one is kept and its error returned: a later pk_init() with a good path
+ * adopts it (the path that failed last gets the same error again,
+ * without another warning).  What cannot change: PK_CFG_CRASH_HANDLER installs the
+ * handler but never removes it, PK_CFG_NO_ATEXIT cannot take back the exit
+ * flush, and PK_CFG_BUFFER_CLEAR only acts on a store being opened.
  * A store file (buffer_path) that cannot be used is never fatal: one line
  * on stderr names the path and the reason (another user's file, a
  * symlink, a group- or world-writable file, not a store, another size, no
@@ -131,7 +189,10 @@ void pk_config_init(struct pk_config *cfg);
  * the consoles printing as usual.  A new store file is created mode 0600
  * (the umask may only narrow it).
  * Context: any thread, not from a signal handler.
- * Return: 0; -EALREADY if already initialised; -EINVAL for a bad config;
+ * Return: 0; -EINVAL for a bad config; -EDEADLK from inside a console's
+ * write(); -EBUSY if the store was to change while a pk_printk() call
+ * stayed inside it for 2 s (nothing changed then); -EAGAIN if printer
+ * threads for the new mode could not be started (the old mode stays);
  * other negative errno from opening the store file named by
  * cfg->buffer_path, in which case the library is set up all the same,
  * with records in memory (call pk_shutdown() before trying another
@@ -140,6 +201,23 @@ void pk_config_init(struct pk_config *cfg);
  * to PK_BUFFER) gives 0 after the warning.
  */
 int pk_init(const struct pk_config *cfg);
+
+/**
+ * pk_set_loglevel() - set the global console loglevel: consoles that follow
+ * it (registered with loglevel < 0, and PK_CONSOLE entries without one)
+ * print records with a level below @loglevel.  pk_init() sets it from
+ * console_loglevel.
+ * Context: any thread, not from a signal handler.
+ * Return: 0, or -EINVAL for @loglevel outside 0-8.
+ */
+int pk_set_loglevel(int loglevel);
+
+/**
+ * pk_get_loglevel() - the global console loglevel.
+ * Context: any thread, async-signal-safe.
+ * Return: 0-8.
+ */
+int pk_get_loglevel(void);
 
 /**
  * pk_printk() - store one message and have it printed according to the mode.
