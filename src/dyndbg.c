@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dyndbg.c - dynamic debug: the registry of call-site ranges, the kernel's
+ * query grammar, the control-file listing and the message prefixes.
+ *
+ * Registry.  Each object (executable, shared object) that has sites
+ * registers its "pk_dyndbg" section from a constructor that
+ * <printk/dyndbg.h> emits into every translation unit including it (see
+ * there why: the __start/__stop symbols are local to each object, and
+ * dl_iterate_phdr() sees segments, not sections).  The table is fixed
+ * (PK_DYNDBG_MAX_OBJECTS entries, no allocation) and guarded by one
+ * mutex, which registration, queries and listing take.  The hot path
+ * never touches it: an enabled site prints from its own descriptor, and
+ * the one thing registration gives a site, its module name when the site
+ * was compiled without one, is written into the descriptor itself.
+ *
+ * Ordering pairs:
+ *   LMM(site_flags)  query stores a site's flags byte (relaxed) /
+ *                    the site macro and pk_dyndbg_vprintk load it
+ *                    (relaxed).  The byte is a gate alone: nothing else
+ *                    is published through it.
+ *   LMM(site_mod:A)  register_sites stores site->modname (release),
+ *                    after writing the name it points to;
+ *   LMM(site_mod:B)  pk_dyndbg_vprintk loads it (acquire) before reading
+ *                    the name.  Pairs with LMM(site_mod:A).
+ *
+ * PK_DYNDBG is read once (secure_getenv) when the first object registers,
+ * and applied to each object as it registers, so a shared object loaded
+ * later gets its sites enabled by it too.  A malformed PK_DYNDBG is
+ * reported once on stderr (the library may not be initialised yet: a
+ * constructor runs before main() and its pk_init()).
+ */
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "printk/dyndbg.h"
+
+#define NAME_MAX_LEN	64	/* module names kept for objects */
+#define MAXWORDS	9	/* as the kernel: 4 pairs and the flags */
+#define PREFIX_SIZE	64	/* as the kernel's PREFIX_SIZE */
+
+struct object {
+	struct pk_dyndbg_site *start, *stop;
+	unsigned refs;		/* registrations (translation units) */
+	char name[NAME_MAX_LEN];
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct object objects[PK_DYNDBG_MAX_OBJECTS];	/* reg_lock */
+static bool env_read;			/* reg_lock */
+static char *env_query;			/* PK_DYNDBG, or NULL; reg_lock */
+static bool env_list;			/* PK_DYNDBG_LIST=1; reg_lock */
+static bool env_reported;		/* PK_DYNDBG error said once; reg_lock */
+static bool list_header_done;		/* reg_lock */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* ---- matching ------------------------------------------------------------ */
+
+/* The kernel's match_wildcard(): * any run of characters, ? one; whole. */
+static bool match_wildcard(const char *pat, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*pat == '*') {
+			star = ++pat;
+			resume = s;
+		} else if (*pat == '?' || *pat == *s) {
+			pat++;
+			s++;
+		} else if (star) {
+			pat = star;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return !*pat;
+}
+
+/* A file pattern matches the whole path or any tail of it after a '/'. */
+static bool match_file(const char *pat, const char *path)
+{
+	const char *p;
+
+	if (match_wildcard(pat, path))
+		return true;
+	for (p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (match_wildcard(pat, p + 1))
+			return true;
+	return false;
+}
+
+static const char *site_module(const struct pk_dyndbg_site *site)
+{
+	/* LMM(site_mod:B) pairs with LMM(site_mod:A) in register_object() */
+	const char *m = __atomic_load_n(&site->modname, __ATOMIC_ACQUIRE);
+
+	return m ? m : "";
+}
+
+/* ---- the query grammar --------------------------------------------------- */
+
+struct query {
+	const char *filename, *module, *function, *format;
+	unsigned first_lineno, last_lineno;
+};
+
+struct flag_settings {
+	unsigned flags, mask;
+};
+
+static const struct {
+	unsigned flag;
+	char c;
+} opt_array[] = {
+	{ PK_DYNDBG_PRINT, 'p' },
+	{ PK_DYNDBG_MODNAME, 'm' },
+	{ PK_DYNDBG_FUNCNAME, 'f' },
+	{ PK_DYNDBG_LINENO, 'l' },
+	{ PK_DYNDBG_TID, 't' },
+	{ 0, '_' },
+};
+
+struct errbuf {
+	char *buf;
+	size_t len;
+};
+
+static int fail(struct errbuf *e, const char *fmt, ...) PK__PRINTF(2, 3);
+static int fail(struct errbuf *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->buf && e->len) {
+		va_start(ap, fmt);
+		vsnprintf(e->buf, e->len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Split @buf into words at white space; "..." and '...' quote (no escaped
+ * quote inside); '#' starts a comment.  Return: words, or -EINVAL.
+ */
+static int tokenize(char *buf, char *words[], int maxwords, struct errbuf *e)
+{
+	int nwords = 0;
+
+	while (*buf) {
+		char *end;
+
+		while (isspace((unsigned char)*buf))
+			buf++;
+		if (!*buf || *buf == '#')
+			break;
+		if (*buf == '"' || *buf == '\'') {
+			int quote = *buf++;
+
+			for (end = buf; *end && *end != quote; end++)
+				;
+			if (!*end)
+				return fail(e, "unclosed quote: %s", buf);
+		} else {
+			for (end = buf; *end && !isspace((unsigned char)*end); end++)
+				;
+		}
+		if (nwords == maxwords)
+			return fail(e, "too many words, legal max <=%d", maxwords);
+		if (*end)
+			*end++ = '\0';
+		words[nwords++] = buf;
+		buf = end;
+	}
+	return nwords;
+}
+
+/* Digits only; "" is 0 ("don't care"), as the kernel's parse_lineno(). */
+static int parse_lineno(const char *s, unsigned *val, struct errbuf *e)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p) || v > (UINT_MAX - 9) / 10)
+			return fail(e, "bad line-number: %s", s);
+		v = v * 10 + (unsigned)(*p - '0');
+	}
+	*val = (unsigned)v;
+	return 0;
+}
+
+static int parse_linerange(struct query *q, char *first, struct errbuf *e)
+{
+	char *last = strchr(first, '-');
+
+	if (q->first_lineno || q->last_lineno)
+		return fail(e, "match-spec: line used 2x");
+	if (last)
+		*last++ = '\0';
+	if (parse_lineno(first, &q->first_lineno, e))
+		return -EINVAL;
+	if (last) {
+		if (parse_lineno(last, &q->last_lineno, e))
+			return -EINVAL;
+		if (q->last_lineno == 0)
+			q->last_lineno = UINT_MAX;
+		if (q->last_lineno < q->first_lineno)
+			return fail(e, "last-line:%u < 1st-line:%u", q->last_lineno,
+				    q->first_lineno);
+	} else {
+		q->last_lineno = q->first_lineno;
+	}
+	return 0;
+}
+
+static int check_set(const char **dest, const char *src, const char *name, struct errbuf *e)
+{
+	if (*dest)
+		return fail(e, "match-spec:%s val:%s overridden by %s", name, *dest, src);
+	*dest = src;
+	return 0;
+}
+
+/* The kernel's string_unescape_inplace(SPACE | OCTAL | SPECIAL), in place. */
+static void unescape(char *s)
+{
+	char *out = s;
+
+	while (*s) {
+		if (*s != '\\' || !s[1]) {
+			*out++ = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'n': *out++ = '\n'; s++; break;
+		case 't': *out++ = '\t'; s++; break;
+		case 'r': *out++ = '\r'; s++; break;
+		case 'v': *out++ = '\v'; s++; break;
+		case 'f': *out++ = '\f'; s++; break;
+		case 'a': *out++ = '\a'; s++; break;
+		case 'e': *out++ = '\033'; s++; break;
+		case '\\': *out++ = '\\'; s++; break;
+		case '"': *out++ = '"'; s++; break;
+		default:
+			if (*s >= '0' && *s <= '7') {
+				unsigned v = 0, n;
+
+				for (n = 0; n < 3 && *s >= '0' && *s <= '7'; n++)
+					v = v * 8 + (unsigned)(*s++ - '0');
+				*out++ = (char)v;
+			} else {
+				*out++ = '\\';	/* unknown: kept as written */
+			}
+		}
+	}
+	*out = '\0';
+}
+
+static int parse_query(char *words[], int nwords, struct query *q, struct errbuf *e)
+{
+	int i;
+
+	if (nwords % 2 != 0)
+		return fail(e, "expecting pairs of match-spec <value>");
+	for (i = 0; i < nwords; i += 2) {
+		char *kw = words[i], *arg = words[i + 1];
+
+		if (!strcmp(kw, "func")) {
+			if (check_set(&q->function, arg, "func", e))
+				return -EINVAL;
+		} else if (!strcmp(kw, "file")) {
+			char *tail;
+
+			if (check_set(&q->filename, arg, "file", e))
+				return -EINVAL;
+			tail = strchr(arg, ':');
+			if (!tail)
+				continue;
+			*tail++ = '\0';
+			if (isalpha((unsigned char)*tail) || *tail == '*' || *tail == '?' ||
+			    *tail == '_') {
+				if (check_set(&q->function, tail, "func", e))
+					return -EINVAL;
+			} else if (parse_linerange(q, tail, e)) {
+				return -EINVAL;
+			}
+		} else if (!strcmp(kw, "module")) {
+			if (check_set(&q->module, arg, "module", e))
+				return -EINVAL;
+		} else if (!strcmp(kw, "format")) {
+			unescape(arg);
+			if (check_set(&q->format, arg, "format", e))
+				return -EINVAL;
+		} else if (!strcmp(kw, "line")) {
+			if (parse_linerange(q, arg, e))
+				return -EINVAL;
+		} else {
+			return fail(e, "unknown keyword \"%s\"", kw);
+		}
+	}
+	return 0;
+}
+
+/* "[-+=][pmflt_]*" into flags and mask: new = (old & mask) | flags. */
+static int parse_flags(const char *str, struct flag_settings *m, struct errbuf *e)
+{
+	int op = *str;
+	size_t i;
+
+	if (op != '+' && op != '-' && op != '=')
+		return fail(e, "bad flag-op %c, at start of %s", op ? op : '?', str);
+	m->flags = 0;
+	for (str++; *str; str++) {
+		for (i = 0; i < PK__ARRAY_SIZE(opt_array); i++)
+			if (*str == opt_array[i].c)
+				break;
+		if (i == PK__ARRAY_SIZE(opt_array))
+			return fail(e, "unknown flag '%c'", *str);
+		m->flags |= opt_array[i].flag;
+	}
+	switch (op) {
+	case '=':
+		m->mask = 0;
+		break;
+	case '+':
+		m->mask = ~0u;
+		break;
+	default:
+		m->mask = ~m->flags;
+		m->flags = 0;
+		break;
+	}
+	return 0;
+}
+
+static bool site_matches(const struct query *q, const struct pk_dyndbg_site *s)
+{
+	if (q->module && !match_wildcard(q->module, site_module(s)))
+		return false;
+	if (q->filename && !match_file(q->filename, s->filename))
+		return false;
+	if (q->function && !match_wildcard(q->function, s->function))
+		return false;
+	if (q->format) {
+		if (*q->format == '^') {
+			if (strncmp(s->format, q->format + 1, strlen(q->format + 1)))
+				return false;
+		} else if (!strstr(s->format, q->format)) {
+			return false;
+		}
+	}
+	if (q->first_lineno && s->lineno < q->first_lineno)
+		return false;
+	if (q->last_lineno && s->lineno > q->last_lineno)
+		return false;
+	return true;
+}
+
+/* Apply to the objects [@from, @to).  Caller holds reg_lock.  Return: matches. */
+static int change(const struct query *q, const struct flag_settings *m, int from, int to)
+{
+	int i, nfound = 0;
+
+	for (i = from; i < to; i++) {
+		struct pk_dyndbg_site *s;
+
+		if (!objects[i].refs)
+			continue;
+		for (s = objects[i].start; s < objects[i].stop; s++) {
+			unsigned old, now;
+
+			if (!site_matches(q, s))
+				continue;
+			nfound++;
+			/* LMM(site_flags) */
+			old = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+			now = (old & m->mask) | m->flags;
+			if (now != old)
+				__atomic_store_n(&s->flags, (unsigned char)now, __ATOMIC_RELAXED);
+		}
+	}
+	return nfound;
+}
+
+static int exec_one(char *text, int from, int to, struct errbuf *e)
+{
+	struct flag_settings m = { 0, 0 };
+	struct query q = { 0 };
+	char *words[MAXWORDS];
+	int nwords;
+
+	nwords = tokenize(text, words, MAXWORDS, e);
+	if (nwords < 0)
+		return nwords;
+	if (nwords == 0)
+		return fail(e, "no flags given");
+	if (parse_flags(words[nwords - 1], &m, e))
+		return -EINVAL;
+	if (parse_query(words, nwords - 1, &q, e))
+		return -EINVAL;
+	return change(&q, &m, from, to);
+}
+
+/*
+ * Run queries @text (';' or newline separated) on objects [@from, @to).
+ * A failing query is skipped; its message (the last one's) goes to @err.
+ * Caller holds reg_lock.  Return: matches, or -EINVAL.
+ */
+static int exec_queries(const char *text, int from, int to, char *err, size_t errlen)
+{
+	char msg[256] = "";
+	struct errbuf e = { msg, sizeof(msg) };
+	int nfound = 0, rc, ret = 0;
+	char *copy, *q, *split, *shown;
+
+	if (err && errlen)
+		err[0] = '\0';
+	copy = strdup(text);
+	shown = malloc(strlen(text) + 1);
+	if (!copy || !shown) {
+		free(copy);
+		free(shown);
+		return -ENOMEM;
+	}
+	for (q = copy; q; q = split) {
+		split = strpbrk(q, ";\n");
+		if (split)
+			*split++ = '\0';
+		while (isspace((unsigned char)*q))
+			q++;
+		if (!*q || *q == '#')
+			continue;
+		strcpy(shown, q);
+		rc = exec_one(q, from, to, &e);
+		if (rc < 0) {
+			ret = rc;
+			if (err && errlen)
+				snprintf(err, errlen, "%s (query \"%s\")", msg, shown);
+		} else {
+			nfound += rc;
+		}
+	}
+	free(shown);
+	free(copy);
+	return ret < 0 ? ret : nfound;
+}
+
+/* ---- registry ------------------------------------------------------------ */
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&reg_lock);
+}
+
+static void atfork_release(void)
+{
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void atfork_setup(void)
+{
+	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+/* The object's name: its file's base name, less ".so" and what follows. */
+static void object_name(const void *addr, char *out, size_t size)
+{
+	const char *path = NULL, *base, *so;
+	Dl_info info;
+	size_t n;
+
+	if (dladdr(addr, &info) && info.dli_fname && *info.dli_fname)
+		path = info.dli_fname;
+	if (!path)
+		path = program_invocation_short_name;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	so = strstr(base, ".so");
+	n = so && (so[3] == '\0' || so[3] == '.') ? (size_t)(so - base) : strlen(base);
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, base, n);
+	out[n] = '\0';
+}
+
+static void read_env(void)
+{
+	const char *v;
+
+	env_read = true;
+	v = secure_getenv("PK_DYNDBG");
+	if (v && *v)
+		env_query = strdup(v);
+	v = secure_getenv("PK_DYNDBG_LIST");
+	env_list = v && *v && strcmp(v, "0");
+}
+
+/* Line for @s into @buf (@size), as the control file shows it.  Return: length. */
+static size_t site_line(const struct pk_dyndbg_site *s, char *buf, size_t size)
+{
+	char flags[PK__ARRAY_SIZE(opt_array) + 1], *f = flags;
+	const char *p;
+	size_t n, i;
+	int len;
+
+	for (i = 0; i < PK__ARRAY_SIZE(opt_array); i++)
+		if (__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & opt_array[i].flag)
+			*f++ = opt_array[i].c;
+	if (f == flags)
+		*f++ = '_';
+	*f = '\0';
+	len = snprintf(buf, size, "%s:%u [%s]%s =%s \"", s->filename, s->lineno,
+		       site_module(s), s->function, flags);
+	n = len < 0 ? 0 : (size_t)len;
+	for (p = s->format; *p; p++) {
+		char esc = *p == '\t' ? 't' : *p == '\r' ? 'r' : *p == '\n' ? 'n' : 0;
+
+		if (esc && n + 2 < size) {
+			buf[n++] = '\\';
+			buf[n++] = esc;
+		} else if (!esc && n + 1 < size) {
+			buf[n++] = *p;
+		}
+	}
+	if (n + 2 < size) {
+		buf[n++] = '"';
+		buf[n++] = '\n';
+	}
+	if (n < size)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Bytes a site's line may need. */
+static size_t line_size(const struct pk_dyndbg_site *s)
+{
+	return strlen(s->filename) + strlen(site_module(s)) + strlen(s->function) +
+	       2 * strlen(s->format) + 48;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* List the sites of object @i to @fd.  Caller holds reg_lock. */
+static int list_object(int i, int fd)
+{
+	struct pk_dyndbg_site *s;
+	int n = 0, rc;
+
+	for (s = objects[i].start; s < objects[i].stop; s++) {
+		size_t size = line_size(s);
+		char *line = malloc(size);
+
+		if (!line)
+			return -ENOMEM;
+		rc = write_all(fd, line, site_line(s, line, size));
+		free(line);
+		if (rc)
+			return rc;
+		n++;
+	}
+	return n;
+}
+
+static const char list_header[] = "# filename:lineno [module]function flags format\n";
+
+/* First registration of object @i: name its sites, PK_DYNDBG, PK_DYNDBG_LIST. */
+static void register_object(int i)
+{
+	struct object *o = &objects[i];
+	struct pk_dyndbg_site *s;
+	char err[320];
+
+	object_name(o->start, o->name, sizeof(o->name));
+	for (s = o->start; s < o->stop; s++)
+		if (!__atomic_load_n(&s->modname, __ATOMIC_RELAXED))
+			/* LMM(site_mod:A) pairs with LMM(site_mod:B) in site_module() */
+			__atomic_store_n(&s->modname, (const char *)o->name, __ATOMIC_RELEASE);
+	if (env_query && exec_queries(env_query, i, i + 1, err, sizeof(err)) < 0 &&
+	    !env_reported) {
+		env_reported = true;
+		fprintf(stderr, "libprintk: PK_DYNDBG: %s; that query is ignored\n", err);
+	}
+	if (env_list) {
+		if (!list_header_done)
+			write_all(STDERR_FILENO, list_header, sizeof(list_header) - 1);
+		list_header_done = true;
+		list_object(i, STDERR_FILENO);
+	}
+}
+
+int pk_dyndbg_register_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_site *stop)
+{
+	int i, free_slot = -1, ret = 0;
+
+	if (!start || stop <= start)
+		return -EINVAL;
+	pthread_once(&atfork_once, atfork_setup);
+	pthread_mutex_lock(&reg_lock);
+	if (!env_read)
+		read_env();
+	for (i = 0; i < PK_DYNDBG_MAX_OBJECTS; i++) {
+		if (objects[i].refs && objects[i].start == start)
+			break;
+		if (!objects[i].refs && free_slot < 0)
+			free_slot = i;
+	}
+	if (i < PK_DYNDBG_MAX_OBJECTS) {
+		objects[i].refs++;
+	} else if (free_slot < 0) {
+		ret = -ENOSPC;
+	} else {
+		objects[free_slot].start = start;
+		objects[free_slot].stop = stop;
+		objects[free_slot].refs = 1;
+		register_object(free_slot);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return ret;
+}
+
+int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_site *stop)
+{
+	int i, ret = -ENOENT;
+
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_DYNDBG_MAX_OBJECTS; i++) {
+		if (objects[i].refs && objects[i].start == start && objects[i].stop == stop) {
+			objects[i].refs--;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return ret;
+}
+
+/* ---- API ----------------------------------------------------------------- */
+
+int pk_dyndbg_exec(const char *query, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!query) {
+		if (err && errlen)
+			snprintf(err, errlen, "no query");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&reg_lock);
+	ret = exec_queries(query, 0, PK_DYNDBG_MAX_OBJECTS, err, errlen);
+	pthread_mutex_unlock(&reg_lock);
+	return ret;
+}
+
+int pk_dyndbg_query(const char *query)
+{
+	char err[320];
+	int ret = pk_dyndbg_exec(query, err, sizeof(err));
+
+	if (ret == -EINVAL)
+		pk_printk(PK_ERR, "dyndbg: %s\n", err);
+	return ret;
+}
+
+int pk_dyndbg_list(int fd)
+{
+	int i, n = 0, rc = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	rc = write_all(fd, list_header, sizeof(list_header) - 1);
+	for (i = 0; i < PK_DYNDBG_MAX_OBJECTS && !rc; i++) {
+		if (!objects[i].refs)
+			continue;
+		rc = list_object(i, fd);
+		if (rc > 0)
+			n += rc;
+		if (rc > 0)
+			rc = 0;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return rc < 0 ? rc : n;
+}
+
+int pk_dyndbg_list_cb(int (*cb)(void *ctx, const struct pk_dyndbg_site *site,
+				const char *line, size_t len),
+		      void *ctx)
+{
+	struct pk_dyndbg_site *s;
+	int i, n = 0, rc = 0;
+
+	if (!cb)
+		return -EINVAL;
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_DYNDBG_MAX_OBJECTS && !rc; i++) {
+		if (!objects[i].refs)
+			continue;
+		for (s = objects[i].start; s < objects[i].stop && !rc; s++) {
+			size_t size = line_size(s);
+			char *line = malloc(size);
+
+			if (!line) {
+				rc = -ENOMEM;
+				break;
+			}
+			rc = cb(ctx, s, line, site_line(s, line, size));
+			free(line);
+			if (!rc)
+				n++;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return rc ? rc : n;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+/* The kernel's __dynamic_emit_prefix(): "[tid] module:function:line: ". */
+static size_t emit_prefix(const struct pk_dyndbg_site *s, unsigned flags, char *buf)
+{
+	size_t pos = 0, after_tid;
+	int n = 0;
+
+	if (flags & PK_DYNDBG_TID)
+		n = pk__stbsp_snprintf(buf, PREFIX_SIZE, "[%u] ", (unsigned)pk__tid());
+	pos = n > 0 ? (size_t)n : 0;
+	after_tid = pos;
+	if (flags & PK_DYNDBG_MODNAME && pos < PREFIX_SIZE)
+		pos += (size_t)pk__stbsp_snprintf(buf + pos, (int)(PREFIX_SIZE - pos), "%s:",
+						  site_module(s));
+	if (flags & PK_DYNDBG_FUNCNAME && pos < PREFIX_SIZE)
+		pos += (size_t)pk__stbsp_snprintf(buf + pos, (int)(PREFIX_SIZE - pos), "%s:",
+						  s->function);
+	if (flags & PK_DYNDBG_LINENO && pos < PREFIX_SIZE)
+		pos += (size_t)pk__stbsp_snprintf(buf + pos, (int)(PREFIX_SIZE - pos), "%u:",
+						  s->lineno);
+	if (pos != after_tid && pos < PREFIX_SIZE)
+		pos += (size_t)pk__stbsp_snprintf(buf + pos, (int)(PREFIX_SIZE - pos), " ");
+	if (pos >= PREFIX_SIZE)
+		pos = PREFIX_SIZE - 1;
+	buf[pos] = '\0';
+	return pos;
+}
+
+/* A format too long to join with the prefix: format it apart. */
+static __attribute__((noinline)) int print_apart(const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[PK_RECORD_MAX + 1];
+
+	if (pk__stbsp_vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+		return -EINVAL;
+	return pk_printk(PK_DEBUG, "%s%s", prefix, msg);
+}
+
+int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_list ap)
+{
+	char prefix[PREFIX_SIZE], joined[256];
+	size_t plen, flen, n = 0, i;
+	unsigned flags;
+
+	if (!site || !fmt)
+		return -EINVAL;
+	/* LMM(site_flags) */
+	flags = __atomic_load_n(&site->flags, __ATOMIC_RELAXED);
+	if (!(flags & (PK_DYNDBG_TID | PK_DYNDBG_MODNAME | PK_DYNDBG_FUNCNAME | PK_DYNDBG_LINENO)))
+		return pk_vprintk(PK_DEBUG, fmt, ap);
+	plen = emit_prefix(site, flags, prefix);
+	flen = strlen(fmt);
+	/* The prefix joins the format, its '%' doubled: one pk_vprintk. */
+	if (2 * plen + flen + 1 > sizeof(joined))
+		return print_apart(prefix, fmt, ap);
+	for (i = 0; i < plen; i++) {
+		if (prefix[i] == '%')
+			joined[n++] = '%';
+		joined[n++] = prefix[i];
+	}
+	memcpy(joined + n, fmt, flen + 1);
+	return pk_vprintk(PK_DEBUG, joined, ap);
+}
+
+int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_dyndbg_vprintk(site, fmt, ap);
+	va_end(ap);
+	return ret;
+}
