@@ -37,10 +37,14 @@ struct config {
 /* No configuration was loaded: the bug this example is about. */
 static struct config *volatile current_config;
 
-/* Not static, so that the backtrace can name it. */
-__attribute__((noinline)) int load_config_port(void);
+/*
+ * Not static, so that the backtrace can name it.  no_sanitize("null"): in
+ * a sanitizer build, UBSan would stop at the NULL access itself, before
+ * the fault this example is about.
+ */
+__attribute__((noinline, no_sanitize("null"))) int load_config_port(void);
 
-__attribute__((noinline)) int load_config_port(void)
+__attribute__((noinline, no_sanitize("null"))) int load_config_port(void)
 {
 	struct config *c = current_config;
 

@@ -102,7 +102,7 @@ server)
 	absent "$tmp/out" '^[^<]|^<([^1]|1[^0-5])'
 	absent "$tmp/out" "$dropped"
 	# Debug lines are stored but below the console's loglevel.
-	absent "$tmp/out" '^<15>|cache miss'
+	absent "$tmp/out" '^<15>|cache miss|etag'
 	expect "$tmp/out" "^<13>\[ *[0-9.]+\] server: $workers workers, $requests requests\$"
 	expect "$tmp/out" '^<14>\[ *[0-9.]+\] worker [0-9]+: started$' $workers
 	expect "$tmp/out" '^<14>\[ *[0-9.]+\] worker [0-9]+: stopped after [0-9]+ requests$' $workers
@@ -144,7 +144,8 @@ sighandler)
 	[ "$ticks" -ge 10 ] || fail "only $ticks ticks"
 	# Units 1..N and ticks 1..T each once and in order; the status line
 	# from the SIGUSR1 handler once.
-	grep -oE '\] unit [0-9]+ done$' "$tmp/err" | sed -E 's/[^0-9]//g' >"$tmp/units"
+	grep -oE '\] unit [0-9]+ done, checksum [0-9a-f]{4}$' "$tmp/err" |
+		sed -E 's/\] unit ([0-9]+) .*/\1/' >"$tmp/units"
 	seq 1 "$units" | cmp -s - "$tmp/units" || fail "unit lines are not 1..$units in order"
 	grep -oE '\] tick [0-9]+: [0-9]+ units done$' "$tmp/err" |
 		sed -E 's/\] tick ([0-9]+):.*/\1/' >"$tmp/ticks"
