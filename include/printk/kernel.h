@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * printk/kernel.h - the Linux kernel's printk API for user space.
+ *
+ * Code written for the kernel compiles unchanged against this header:
+ * printk(KERN_ERR "..."), pr_info(), pr_fmt, pr_debug under DEBUG,
+ * printk_once and pr_*_once, printk_ratelimited and pr_*_ratelimited,
+ * DEFINE_RATELIMIT_STATE with __ratelimit(), WARN()/WARN_ON()/_ONCE,
+ * BUG()/BUG_ON(), dump_stack(), panic(), HZ and jiffies, and the hex
+ * dumps.  Every kernel name is a macro (or, for the disabled hex dumps, a
+ * static inline) over the pk_ API of printk.h, ratelimit.h, hexdump.h and
+ * warn.h; only this header defines kernel names, so a program that does
+ * not include it keeps printk, jiffies, WARN and the rest for itself.
+ *
+ * Differences from the kernel, all deliberate:
+ *  - HZ is 1000: a jiffy is one millisecond of CLOCK_MONOTONIC, and
+ *    jiffies reads the clock (an rvalue, not a variable).
+ *  - printk() returns what pk_printk() returns: the bytes stored, or a
+ *    negative errno.
+ *  - Plain %p is the C library's (the address in hex); the kernel's
+ *    pointer extensions (%pS, %ph, ...) are not part of this header.
+ *  - WARN() reports name the function by __func__ (the kernel prints %pS
+ *    of the return address), the thread id as PID, and print the
+ *    backtrace in libprintk's "Call trace:" format (see printk/warn.h).
+ *  - BUG() prints "kernel BUG at FILE:LINE!" and panics ("Fatal exception
+ *    in FUNC()"): the process ends with SIGABRT.
+ *  - DUMP_PREFIX_ADDRESS prints the real address, as %px would.
+ *  - The once flags are set with an atomic exchange: exactly one caller
+ *    prints, even when many threads and signal handlers race.
+ *
+ * pr_debug() is dynamic debug's once PK_DYNDBG_PR_DEBUG is defined before
+ * this header is included (<printk/dyndbg.h> defines it: include that
+ * first): it is then called as PK_DYNDBG_PR_DEBUG(fmt, args...) with the
+ * raw format, as the kernel calls dynamic_pr_debug(), and applies pr_fmt()
+ * and decides itself.
+ * Otherwise pr_debug() prints at KERN_DEBUG when DEBUG is defined and is
+ * no_printk() when it is not, as in a kernel without CONFIG_DYNAMIC_DEBUG.
+ *
+ * The macros use GNU C (statement expressions, ", ##__VA_ARGS__"), as the
+ * kernel does: gcc and clang, C or C++.
+ */
+#ifndef PRINTK_KERNEL_H
+#define PRINTK_KERNEL_H
+
+#include <stdbool.h>
+
+#include "hexdump.h"
+#include "printk.h"
+#include "ratelimit.h"
+#include "warn.h"
+
+/* ---- levels (kern_levels.h) ---- */
+
+#define KERN_SOH	PK_SOH		/* ASCII Start Of Header */
+#define KERN_SOH_ASCII	'\001'
+#define KERN_EMERG	KERN_SOH "0"	/* system is unusable */
+#define KERN_ALERT	KERN_SOH "1"	/* action must be taken immediately */
+#define KERN_CRIT	KERN_SOH "2"	/* critical conditions */
+#define KERN_ERR	KERN_SOH "3"	/* error conditions */
+#define KERN_WARNING	KERN_SOH "4"	/* warning conditions */
+#define KERN_NOTICE	KERN_SOH "5"	/* normal but significant condition */
+#define KERN_INFO	KERN_SOH "6"	/* informational */
+#define KERN_DEBUG	KERN_SOH "7"	/* debug-level messages */
+#define KERN_DEFAULT	""		/* the default message level */
+#define KERN_CONT	KERN_SOH "c"	/* continues the line */
+
+#define LOGLEVEL_DEFAULT	PK_LEVEL_DEFAULT
+#define LOGLEVEL_EMERG		PK_EMERG
+#define LOGLEVEL_ALERT		PK_ALERT
+#define LOGLEVEL_CRIT		PK_CRIT
+#define LOGLEVEL_ERR		PK_ERR
+#define LOGLEVEL_WARNING	PK_WARNING
+#define LOGLEVEL_NOTICE		PK_NOTICE
+#define LOGLEVEL_INFO		PK_INFO
+#define LOGLEVEL_DEBUG		PK_DEBUG
+
+/* The level a KERN_* string names; PK_LEVEL_DEFAULT for "" or NULL. */
+static inline int pk__kern_level(const char *s)
+{
+	if (!s || s[0] != KERN_SOH_ASCII)
+		return PK_LEVEL_DEFAULT;
+	if (s[1] >= '0' && s[1] <= '7')
+		return s[1] - '0';
+	return s[1] == 'c' ? PK_LEVEL_CONT : PK_LEVEL_DEFAULT;
+}
+
+/* printk_get_level(): the level character after a leading KERN_SOH, or 0. */
+static inline int printk_get_level(const char *buffer)
+{
+	if (buffer[0] == KERN_SOH_ASCII && buffer[1]) {
+		switch (buffer[1]) {
+		case '0': case '1': case '2': case '3': case '4':
+		case '5': case '6': case '7': case 'c':
+			return buffer[1];
+		}
+	}
+	return 0;
+}
+
+/* printk_skip_level(): @buffer after its level prefix, if any. */
+static inline const char *printk_skip_level(const char *buffer)
+{
+	return printk_get_level(buffer) ? buffer + 2 : buffer;
+}
+
+#ifndef likely
+#define likely(x)	__builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#endif
+
+/* ---- printk and pr_* (printk.h) ---- */
+
+#define printk(fmt, ...)		pk_printk(PK_LEVEL_DEFAULT, fmt, ##__VA_ARGS__)
+#define vprintk(fmt, args)		pk_vprintk(PK_LEVEL_DEFAULT, fmt, args)
+/* pk_printk() may be called from anywhere: deferring is not needed. */
+#define printk_deferred(fmt, ...)	printk(fmt, ##__VA_ARGS__)
+
+/* Prints nothing, evaluates nothing, yet checks the format and arguments. */
+#define no_printk(fmt, ...)						\
+	({								\
+		if (0)							\
+			pk_printk(PK_LEVEL_DEFAULT, fmt, ##__VA_ARGS__); \
+		0;							\
+	})
+
+#ifndef pr_fmt
+#define pr_fmt(fmt) fmt
+#endif
+
+#define pr_emerg(fmt, ...)	printk(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_alert(fmt, ...)	printk(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_crit(fmt, ...)	printk(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_err(fmt, ...)	printk(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_warn(fmt, ...)	printk(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_notice(fmt, ...)	printk(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_info(fmt, ...)	printk(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+/* Continues this thread's open line; no pr_fmt, as in the kernel. */
+#define pr_cont(fmt, ...)	printk(KERN_CONT fmt, ##__VA_ARGS__)
+
+#ifdef DEBUG
+#define pr_devel(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#else
+#define pr_devel(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#endif
+
+/* The dynamic debug hook: see the top of this file. */
+#if defined(PK_DYNDBG_PR_DEBUG)
+#define pr_debug(fmt, ...)	PK_DYNDBG_PR_DEBUG(fmt, ##__VA_ARGS__)
+#elif defined(DEBUG)
+#define pr_debug(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#else
+#define pr_debug(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#endif
+
+/* ---- once (once_lite.h) ---- */
+
+/*
+ * True for the first caller that finds @condition true, at this call site,
+ * in the whole process.  The flag is claimed with one atomic exchange, so
+ * of any number of threads and signal handlers exactly one wins; the
+ * relaxed load first keeps later calls from writing the shared line.
+ * Relaxed: the flag publishes nothing but itself.
+ */
+#define PK__ONCE_IF(condition)						\
+	({								\
+		static int pk__once_done;				\
+		bool pk__once_cond = !!(condition);			\
+		pk__once_cond &&					\
+		!__atomic_load_n(&pk__once_done, __ATOMIC_RELAXED) &&	\
+		!__atomic_exchange_n(&pk__once_done, 1, __ATOMIC_RELAXED); \
+	})
+
+#define DO_ONCE_LITE_IF(condition, func, ...)				\
+	({								\
+		bool pk__do_once = !!(condition);			\
+		if (__builtin_expect(PK__ONCE_IF(pk__do_once), 0))	\
+			func(__VA_ARGS__);				\
+		__builtin_expect(pk__do_once, 0);			\
+	})
+#define DO_ONCE_LITE(func, ...)	DO_ONCE_LITE_IF(true, func, ##__VA_ARGS__)
+
+#define printk_once(fmt, ...)		DO_ONCE_LITE(printk, fmt, ##__VA_ARGS__)
+#define printk_deferred_once(fmt, ...)	printk_once(fmt, ##__VA_ARGS__)
+
+#define pr_emerg_once(fmt, ...)	printk_once(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_alert_once(fmt, ...)	printk_once(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_crit_once(fmt, ...)	printk_once(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_err_once(fmt, ...)	printk_once(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_warn_once(fmt, ...)	printk_once(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_notice_once(fmt, ...) printk_once(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_info_once(fmt, ...)	printk_once(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#ifdef DEBUG
+#define pr_devel_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#else
+#define pr_devel_once(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug_once(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#endif
+
+/* ---- time (jiffies.h) ---- */
+
+#define HZ			PK_HZ
+#define jiffies			(pk_jiffies())
+#define msecs_to_jiffies(m)	((unsigned long)(m) * HZ / 1000)
+#define jiffies_to_msecs(j)	((unsigned int)((j) * 1000 / HZ))
+#define time_after(a, b)	((long)((unsigned long)(b) - (unsigned long)(a)) < 0)
+#define time_before(a, b)	time_after(b, a)
+#define time_after_eq(a, b)	((long)((unsigned long)(a) - (unsigned long)(b)) >= 0)
+#define time_before_eq(a, b)	time_after_eq(b, a)
+
+/* ---- rate limiting (ratelimit.h, ratelimit_types.h) ---- */
+
+#define ratelimit_state			pk_ratelimit_state
+#define DEFAULT_RATELIMIT_INTERVAL	PK_RATELIMIT_INTERVAL_DEFAULT
+#define DEFAULT_RATELIMIT_BURST		PK_RATELIMIT_BURST_DEFAULT
+#define RATELIMIT_MSG_ON_RELEASE	PK_RATELIMIT_MSG_ON_RELEASE
+
+#define RATELIMIT_STATE_INIT_FLAGS(name, interval_init, burst_init, flags_init) \
+	PK_RATELIMIT_STATE_INIT_FLAGS(interval_init, burst_init, flags_init)
+#define RATELIMIT_STATE_INIT(name, interval_init, burst_init) \
+	PK_RATELIMIT_STATE_INIT(interval_init, burst_init)
+#define RATELIMIT_STATE_INIT_DISABLED \
+	PK_RATELIMIT_STATE_INIT(0, DEFAULT_RATELIMIT_BURST)
+#define DEFINE_RATELIMIT_STATE(name, interval_init, burst_init) \
+	struct pk_ratelimit_state name = PK_RATELIMIT_STATE_INIT(interval_init, burst_init)
+
+#define ___ratelimit(rs, func)		pk_ratelimit(rs, func)
+#define __ratelimit(rs)			pk_ratelimit(rs, __func__)
+#define ratelimit_state_init(rs, interval, burst) \
+	pk_ratelimit_state_init(rs, interval, burst)
+#define ratelimit_default_init(rs) \
+	pk_ratelimit_state_init(rs, DEFAULT_RATELIMIT_INTERVAL, DEFAULT_RATELIMIT_BURST)
+#define ratelimit_state_exit(rs)	pk_ratelimit_state_exit(rs)
+#define ratelimit_set_flags(rs, f)	((void)((rs)->flags = (f)))
+#define printk_ratelimit()		pk_printk_ratelimit(__func__)
+
+#define printk_ratelimited(fmt, ...)					\
+	({								\
+		static struct pk_ratelimit_state pk__rs =		\
+			PK_RATELIMIT_STATE_INIT(DEFAULT_RATELIMIT_INTERVAL, \
+						DEFAULT_RATELIMIT_BURST); \
+		if (pk_ratelimit(&pk__rs, __func__))			\
+			printk(fmt, ##__VA_ARGS__);			\
+	})
+
+#define pr_emerg_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_alert_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_crit_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_err_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_warn_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_notice_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_info_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#ifdef DEBUG
+#define pr_devel_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug_ratelimited(fmt, ...) \
+	printk_ratelimited(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#else
+#define pr_devel_ratelimited(fmt, ...) \
+	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug_ratelimited(fmt, ...) \
+	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#endif
+
+/* ---- warnings and bugs (asm-generic/bug.h) ---- */
+
+#define CUT_HERE	PK_CUT_HERE
+
+#define __WARN()	pk_warn_report(__FILE__, __LINE__, __func__, NULL)
+#define __WARN_printf(taint, ...) \
+	pk_warn_report(__FILE__, __LINE__, __func__, __VA_ARGS__)
+
+/* Each returns the condition (0 or 1); a true one prints a report. */
+#define WARN_ON(condition)						\
+	({								\
+		int pk__warn_on = !!(condition);			\
+		if (__builtin_expect(pk__warn_on, 0))			\
+			__WARN();					\
+		__builtin_expect(pk__warn_on, 0);			\
+	})
+#define WARN(condition, ...)						\
+	({								\
+		int pk__warn = !!(condition);				\
+		if (__builtin_expect(pk__warn, 0))			\
+			__WARN_printf(0, __VA_ARGS__);			\
+		__builtin_expect(pk__warn, 0);				\
+	})
+#define WARN_TAINT(condition, taint, ...)	WARN(condition, __VA_ARGS__)
+/* Only the first true condition at the call site prints. */
+#define WARN_ON_ONCE(condition)		DO_ONCE_LITE_IF(condition, WARN_ON, 1)
+#define WARN_ONCE(condition, ...)	DO_ONCE_LITE_IF(condition, WARN, 1, __VA_ARGS__)
+#define WARN_TAINT_ONCE(condition, taint, ...) \
+	DO_ONCE_LITE_IF(condition, WARN, 1, __VA_ARGS__)
+
+#define WARN_ON_RATELIMIT(condition, state)				\
+	({								\
+		bool pk__rl_cond = !!(condition);			\
+		WARN_ON(pk__rl_cond && __ratelimit(state));		\
+		pk__rl_cond;						\
+	})
+#define WARN_RATELIMIT(condition, format, ...)				\
+	({								\
+		static struct pk_ratelimit_state pk__wrs =		\
+			PK_RATELIMIT_STATE_INIT(DEFAULT_RATELIMIT_INTERVAL, \
+						DEFAULT_RATELIMIT_BURST); \
+		int pk__rtn = !!(condition);				\
+		if (__builtin_expect(pk__rtn && pk_ratelimit(&pk__wrs, __func__), 0)) \
+			WARN(pk__rtn, format, ##__VA_ARGS__);		\
+		pk__rtn;						\
+	})
+
+#define BUG()			pk_bug(__FILE__, __LINE__, __func__)
+#define BUG_ON(condition)						\
+	do {								\
+		if (__builtin_expect(!!(condition), 0))			\
+			BUG();						\
+	} while (0)
+
+#define dump_stack()		pk_dump_stack()
+#define panic(fmt, ...)		pk_panic(fmt, ##__VA_ARGS__)
+
+/* ---- hex dumps (printk.h, lib/hexdump.c) ---- */
+
+#define DUMP_PREFIX_NONE	PK_DUMP_PREFIX_NONE
+#define DUMP_PREFIX_ADDRESS	PK_DUMP_PREFIX_ADDRESS
+#define DUMP_PREFIX_OFFSET	PK_DUMP_PREFIX_OFFSET
+
+#define hex_dump_to_buffer	pk_hex_dump_to_buffer
+#define print_hex_dump(level, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
+	pk_print_hex_dump(pk__kern_level(level), prefix_str, prefix_type, rowsize,	\
+			  groupsize, buf, len, ascii)
+
+#ifdef DEBUG
+#define print_hex_dump_debug(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
+	print_hex_dump(KERN_DEBUG, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)
+#define print_hex_dump_devel(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
+	print_hex_dump(KERN_DEBUG, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)
+#else
+/* Without DEBUG, as in a kernel without dynamic debug: nothing. */
+static inline void print_hex_dump_debug(const char *prefix_str, int prefix_type, int rowsize,
+					int groupsize, const void *buf, size_t len, bool ascii)
+{
+	(void)prefix_str; (void)prefix_type; (void)rowsize; (void)groupsize;
+	(void)buf; (void)len; (void)ascii;
+}
+static inline void print_hex_dump_devel(const char *prefix_str, int prefix_type, int rowsize,
+					int groupsize, const void *buf, size_t len, bool ascii)
+{
+	print_hex_dump_debug(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii);
+}
+#endif
+/* 16 bytes a row, single bytes, ASCII, at KERN_DEBUG: print_hex_dump_debug(). */
+#define print_hex_dump_bytes(prefix_str, prefix_type, buf, len) \
+	print_hex_dump_debug(prefix_str, prefix_type, 16, 1, buf, len, true)
+
+#endif /* PRINTK_KERNEL_H */
