@@ -201,6 +201,7 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 			sc->flags |= PK_FMT_F_RFC3339;
 		else if (strcmp(v, "uptime"))
 			return -EINVAL;
+		sc->flags_off &= ~sc->flags;
 		return 0;
 	}
 	if (KEY("loglevel"))
@@ -257,7 +258,8 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		fd = strtol(tmp + 3, &end, 10);
 		if (errno || end == tmp + 3 || *end || fd < 0 || fd > 1 << 20)
 			return -EINVAL;
-		if (fcntl((int)fd, F_GETFD) < 0)
+		/* Not the store file's own: text would land on its header. */
+		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__g.mem_fd)
 			return -EBADF;
 		return pk_console_fd_make((int)fd, drv);
 	}
