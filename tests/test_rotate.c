@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "console/wfd.h"
@@ -409,6 +411,109 @@ static void test_size_rotation_symlink(void **state)
 }
 
 /*
+ * Size rotation under load, with pk_console_reopen(NULL) called all the
+ * while from another thread: every record is in exactly one file, whole,
+ * and the files read oldest first give each writer's records in order.
+ */
+#define LOAD_WRITERS	3
+
+struct load {
+	_Atomic int stop;
+	unsigned per_writer;
+	_Atomic unsigned reopens;
+};
+
+static struct load load;
+
+static void *load_writer(void *arg)
+{
+	unsigned w = (unsigned)(uintptr_t)arg, c;
+	char text[128];
+
+	for (c = 0; c < load.per_writer; c++) {
+		tu_make_text(text, sizeof(text), w, c, c % 17);
+		TU_CHECK(pk_info("%s", text) > 0);
+	}
+	return NULL;
+}
+
+static void *load_reopener(void *arg)
+{
+	const struct timespec pace = { 0, 200000 };
+
+	(void)arg;
+	while (!atomic_load(&load.stop)) {
+		TU_CHECK(pk_console_reopen(NULL) == 0);
+		atomic_fetch_add(&load.reopens, 1);
+		nanosleep(&pace, NULL);	/* pacing, not synchronisation */
+	}
+	return NULL;
+}
+
+static void test_rotation_under_load(void **state)
+{
+	char *dir = make_dir("rotate-load", 0700), *log = join(dir, "app.log"), name[64], *p, *s;
+	struct pk_file_opts o = { 0, 2048, 999, 0 };
+	pthread_t th[LOAD_WRITERS], re;
+	size_t len = 0, cap = 1, n;
+	struct tu_lines r;
+	char *all = calloc(1, 1);
+	unsigned i, files = 0;
+	struct stat st;
+
+	(void)state;
+	load.per_writer = tu_scaled(400);
+	atomic_store(&load.stop, 0);
+	atomic_store(&load.reopens, 0);
+	assert_int_equal(init_quiet(PK_MODE_HANDOFF), 0);
+	raw_console(log, &o);
+	assert_int_equal(pthread_create(&re, NULL, load_reopener, NULL), 0);
+	for (i = 0; i < LOAD_WRITERS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, load_writer, (void *)(uintptr_t)i), 0);
+	for (i = 0; i < LOAD_WRITERS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(pk_flush(10000), 0);
+	atomic_store(&load.stop, 1);
+	pthread_join(re, NULL);
+	/* Oldest first: the highest number down to .1, then the path itself. */
+	for (i = 999; i >= 1; i--) {
+		snprintf(name, sizeof(name), "app.log.%u", i);
+		p = join(dir, name);
+		if (stat(p, &st) == 0) {
+			s = slurp(p);
+			n = strlen(s);
+			if (!n || s[n - 1] != '\n')
+				fail_msg("%s does not end a line", p);
+			if (len + n + 1 > cap) {
+				cap = 2 * (len + n + 1);
+				all = realloc(all, cap);
+				assert_non_null(all);
+			}
+			memcpy(all + len, s, n + 1);
+			len += n;
+			files++;
+			free(s);
+		}
+		free(p);
+	}
+	s = slurp(log);
+	all = realloc(all, len + strlen(s) + 1);
+	assert_non_null(all);
+	strcpy(all + len, s);
+	free(s);
+	assert_int_equal(tu_parse_lines(all, LOAD_WRITERS, &r), 0);
+	assert_int_equal(r.lines, (size_t)LOAD_WRITERS * load.per_writer);
+	assert_int_equal(r.notices, 0);
+	assert_int_equal(r.other, 0);
+	assert_true(files > 1);
+	print_message("%zu records in %u rotated files and the path, %u reopens meanwhile\n",
+		      r.lines, files, atomic_load(&load.reopens));
+	free(all);
+	free(log);
+	free(dir);
+}
+
+/*
  * Every reopen goes through the rules of the first open: in a sticky
  * world-writable directory, another user's symlink put where the log was
  * is refused, and the console goes on writing its file.
@@ -558,6 +663,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_size_rotation, teardown),
 		cmocka_unit_test_teardown(test_size_rotation_none_kept, teardown),
 		cmocka_unit_test_teardown(test_size_rotation_symlink, teardown),
+		cmocka_unit_test_teardown(test_rotation_under_load, teardown),
 		cmocka_unit_test_teardown(test_reopen_refuses_foreign_symlink, teardown),
 		cmocka_unit_test(test_panic_no_rotation),
 		cmocka_unit_test(test_opts_refused),
