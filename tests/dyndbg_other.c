@@ -23,3 +23,17 @@ void other_epsilon(const char *s)
 {
 	other_line_epsilon = __LINE__; pk_dyndbg("epsilon %s\n", s);
 }
+
+/*
+ * The hook <printk/kernel.h> expands pr_debug(fmt, ...) to: the site shows
+ * the raw format, the message is printed with pr_fmt(fmt), and a pr_fmt
+ * that adds arguments of its own works too.
+ */
+#define pr_fmt(fmt) "%s: " fmt, __func__
+
+int other_line_zeta;
+
+void other_zeta(int n)
+{
+	other_line_zeta = __LINE__; PK_DYNDBG_PR_DEBUG("zeta %d\n", n);
+}

@@ -97,6 +97,7 @@ static void run_all(void)
 	cost_site(1);
 	other_delta(0);
 	other_epsilon("");
+	other_zeta(0);
 }
 
 /* ---- fixture: a raw capture console showing debug records ---------------- */
@@ -133,7 +134,7 @@ static int teardown(void **state)
 static int fresh(void **state)
 {
 	(void)state;
-	if (pk_dyndbg_exec("=_", NULL, 0) < 8)
+	if (pk_dyndbg_exec("=_", NULL, 0) < 9)
 		return -1;
 	run_all();
 	pk_flush(5000);
@@ -193,7 +194,7 @@ static const char *flags_of(const char *file, int line)
 	memset(&f, 0, sizeof(f));
 	f.file = file;
 	f.line = (unsigned)line;
-	assert_true(pk_dyndbg_list_cb(find_cb, &f) >= 8);
+	assert_true(pk_dyndbg_list_cb(find_cb, &f) >= 9);
 	assert_int_equal(f.found, 1);
 	return f.flags;
 }
@@ -218,7 +219,7 @@ static void test_file(void **state)
 	assert_string_equal(FLAGS(line_alpha), "_");
 	assert_int_equal(q("file tests/test_dyndbg.c +p"), 6);
 	assert_int_equal(q("file ests/test_dyndbg.c +p"), 0);	/* not at a '/' */
-	assert_int_equal(q("file dyndbg_other.c =p"), 2);
+	assert_int_equal(q("file dyndbg_other.c =p"), 3);
 	alpha(1);
 	other_delta(2);
 	out = printed();
@@ -226,7 +227,7 @@ static void test_file(void **state)
 	assert_non_null(strstr(out, "delta 2\n"));
 	free(out);
 	/* file NAME:FUNC and file NAME:LINE. */
-	assert_int_equal(q("=_"), 8);
+	assert_int_equal(q("=_"), 9);
 	assert_int_equal(q("file test_dyndbg.c:beta +p"), 1);
 	assert_string_equal(FLAGS(line_beta), "p");
 	assert_string_equal(FLAGS(line_alpha), "_");
@@ -260,10 +261,12 @@ static void test_func_wildcards(void **state)
 	assert_int_equal(q("func alpha +p"), 1);
 	assert_int_equal(q("func alph? +p"), 1);
 	assert_int_equal(q("func alp +p"), 0);		/* whole names */
-	assert_int_equal(q("func *eta +p"), 1);		/* beta */
-	assert_int_equal(q("func other_* +p"), 2);
+	assert_int_equal(q("func ?eta +p"), 1);		/* beta */
+	assert_int_equal(q("func *eta -p"), 2);		/* beta, other_zeta */
+	assert_int_equal(q("func *zeta +p"), 1);	/* other_zeta */
+	assert_int_equal(q("func other_* +p"), 3);
 	assert_int_equal(q("func ?a*a* +m"), 1);	/* gamma_fn */
-	assert_int_equal(q("func * -p"), 8);
+	assert_int_equal(q("func * -p"), 9);
 	assert_string_equal(FLAGS(line_gamma), "m");
 	assert_string_equal(FLAGS(line_alpha), "_");
 	beta(7);
@@ -311,15 +314,17 @@ static void test_module(void **state)
 
 	(void)state;
 	/* The object's name, or PK_MODNAME for dyndbg_other.c's sites. */
-	assert_int_equal(q("module other +p"), 2);
+	assert_int_equal(q("module other +p"), 3);
 	assert_int_equal(q("module test_dyndbg +p"), 6);
 	assert_int_equal(q("module test_dyn* -p"), 6);
-	assert_int_equal(q("module oth?r +m"), 2);
+	assert_int_equal(q("module oth?r +m"), 3);
 	assert_int_equal(q("module nosuch +p"), 0);
 	other_epsilon("e");
 	alpha(3);
+	other_zeta(4);
 	out = printed();
-	assert_string_equal(out, "other: epsilon e\n");
+	/* pr_debug's hook: the message printed with pr_fmt(fmt). */
+	assert_string_equal(out, "other: epsilon e\nother: other_zeta: zeta 4\n");
 	free(out);
 }
 
@@ -327,7 +332,7 @@ static void test_format(void **state)
 {
 	(void)state;
 	assert_int_equal(q("format \"alpha \" +p"), 1);
-	assert_int_equal(q("format 'ta ' +p"), 2);		/* beta, delta */
+	assert_int_equal(q("format 'ta ' +p"), 3);		/* beta, delta, zeta */
 	assert_int_equal(q("format ^beta +p"), 1);
 	assert_int_equal(q("format ^eta +p"), 0);		/* anchored */
 	assert_int_equal(q("format \\ty +p"), 1);		/* escape: a tab */
@@ -467,10 +472,10 @@ static void test_listing(void **state)
 
 	(void)state;
 	assert_int_equal(q("func tabbed =pflt"), 1);
-	assert_int_equal(q("module other +m"), 2);
+	assert_int_equal(q("module other +m"), 3);
 	n = pk_dyndbg_list_cb(collect_cb, &c);
-	assert_int_equal(n, 8);		/* this program's eight sites, once each */
-	assert_int_equal(c.n, 8);
+	assert_int_equal(n, 9);		/* this program's nine sites, once each */
+	assert_int_equal(c.n, 9);
 	/* The exact lines of /proc/dynamic_debug/control. */
 #define HAS_LINE(...)                                                                   \
 	do {                                                                            \
@@ -486,14 +491,17 @@ static void test_listing(void **state)
 		 other_line_delta);
 	HAS_LINE("%s:%d [other]other_epsilon =m \"epsilon %%s\\n\"\n", other_fn_file(),
 		 other_line_epsilon);
+	/* pr_debug's site shows the raw format, without pr_fmt's. */
+	HAS_LINE("%s:%d [other]other_zeta =m \"zeta %%d\\n\"\n", other_fn_file(),
+		 other_line_zeta);
 	/* Every line has the form. */
 	assert_int_equal(tu_count(c.text, " [test_dyndbg]"), 6);
-	assert_int_equal(tu_count(c.text, " [other]other_"), 2);
+	assert_int_equal(tu_count(c.text, " [other]other_"), 3);
 	/* To a descriptor: the header, then the same lines. */
 	path = tu_tmp_path("dyndbg_list");
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
-	assert_int_equal(pk_dyndbg_list(fd), 8);
+	assert_int_equal(pk_dyndbg_list(fd), 9);
 	close(fd);
 	file_text = tu_read_file(path, NULL);
 	assert_non_null(file_text);
@@ -609,13 +617,13 @@ static void test_plugin(void **state)
 	snprintf(want, sizeof(want), "dyndbg_plugin.c:%d [libdyndbg_plugin]dyndbg_plugin_run =_ ",
 		 line);
 	struct collect c = { NULL, 0, 0 };
-	assert_int_equal(pk_dyndbg_list_cb(collect_cb, &c), 9);
+	assert_int_equal(pk_dyndbg_list_cb(collect_cb, &c), 10);
 	assert_non_null(strstr(c.text, want));
 	free(c.text);
 	/* dlclose(): its destructor takes the range back. */
 	assert_int_equal(dlclose(h), 0);
 	assert_int_equal(q("module libdyndbg_plugin +p"), 0);
-	assert_int_equal(q("+_"), 8);
+	assert_int_equal(q("+_"), 9);
 }
 
 /* ---- registration ----------------------------------------------------------- */
