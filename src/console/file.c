@@ -437,7 +437,7 @@ static int swap_fd(struct file_ctx *f, int fd)
 	else
 		atomic_store_explicit(&f->kind, kind, memory_order_relaxed);
 	close(fd);
-	/* LMM(file:C) pairs with LMM(file:D) in maintain() */
+	/* LMM(file:C) pairs with LMM(file:D) in resync() */
 	atomic_fetch_add_explicit(&f->gen, 1, memory_order_release);
 	return ret;
 }
