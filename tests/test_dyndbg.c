@@ -73,7 +73,7 @@ static __attribute__((noinline)) void tabbed(void)
 
 static __attribute__((noinline)) void racer(unsigned w, unsigned i)
 {
-	line_racer = __LINE__; pk_dyndbg("race %u %u\n", w, i);
+	if (!w && !i) { line_racer = __LINE__; } pk_dyndbg("race %u %u\n", w, i);
 }
 
 /* The site of the cost measurement, in the loop itself. */
@@ -715,6 +715,7 @@ static void test_enable_while_running(void **state)
 	};
 	pthread_t th[4];
 	unsigned i, nq, w, lines = 0, bad = 0;
+	unsigned long calls;
 	double secs = tu_seconds(0.4);
 	uint64_t end;
 	char *out, *l, *nl;
@@ -727,6 +728,10 @@ static void test_enable_while_running(void **state)
 	for (nq = 0; tu_now_ns() < end || nq < 100; nq++)
 		assert_int_equal(q(queries[nq % COUNT(queries)].query),
 				 queries[nq % COUNT(queries)].matches);
+	/* At the end, enabled: the threads print (whatever the schedule was). */
+	assert_int_equal(q("func racer =p"), 1);
+	calls = atomic_load(&printk_calls);
+	assert_true(tu_wait_until(atomic_load(&printk_calls) > calls + 8, 30000));
 	atomic_store(&race_stop, 1);
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
