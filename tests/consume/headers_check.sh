@@ -13,10 +13,12 @@ try() { # COMPILER LANG STD FILE
 		-o "$tmp/out.o" || { echo "$1 -std=$3 failed on $4" >&2; exit 1; }
 	checked=$((checked + 1))
 }
-for h in printk console reader all; do
+headers=$(cd "$src/include/printk" && ls ./*.h | sed 's|^\./||; s|\.h$||')
+for h in $headers all; do
 	f=$tmp/$h.c
 	if [ $h = all ]; then
-		printf '#include <printk/printk.h>\n#include <printk/console.h>\n#include <printk/reader.h>\n' >"$f"
+		: >"$f"
+		for g in $headers; do printf '#include <printk/%s.h>\n' "$g" >>"$f"; done
 	else
 		printf '#include <printk/%s.h>\n' $h >"$f"
 	fi
