@@ -285,8 +285,11 @@ static int abandon(struct pk_console *c)
 	return -EBUSY;
 }
 
-/* Detach slot @i and free its console once nobody uses it.  reg_lock held. */
-static int unregister_slot(int i)
+/*
+ * Detach slot @i and free its console once nobody uses it.  reg_lock held.
+ * @last: if not NULL, where the console stopped, once nobody prints on it.
+ */
+static int unregister_slot_at(int i, uint64_t *last)
 {
 	struct pk_console *c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 	struct timespec nap = { 0, 1000000 };
@@ -296,19 +299,33 @@ static int unregister_slot(int i)
 	atomic_store_explicit(&slots[i].con, DRAINING, memory_order_seq_cst);
 	atomic_fetch_sub_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
-	if (hooks && hooks->removing(c) < 0)
+	if (hooks && hooks->removing(c) < 0) {
+		if (last)
+			*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
 		return abandon(c);	/* its printer is stuck inside write() */
+	}
 	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
-		if (waited == 5000)
+		if (waited == 5000) {
+			if (last)
+				*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
 			return abandon(c);	/* someone is stuck inside its write() */
+		}
 		nanosleep(&nap, NULL);
 	}
+	/* Acquire: pairs with publish()'s release; nobody prints on it any more. */
+	if (last)
+		*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
 	atomic_store_explicit(&slots[i].con, NULL, memory_order_release);
 	pk__con_update_max_loglevel();
 	if (c->ops->release)
 		c->ops->release(c->ctx);
 	free_console(c);
 	return 0;
+}
+
+static int unregister_slot(int i)
+{
+	return unregister_slot_at(i, NULL);
 }
 
 int pk_console_unregister(struct pk_console *con)
@@ -363,10 +380,8 @@ int pk__con_replace_config(const char *spec)
 		if (!c || c == DRAINING || !c->config)
 			continue;
 		inherit[nr_inherit].name = strdup(c->name);
-		inherit[nr_inherit].next_seq = atomic_load_explicit(&c->next_seq,
-								    memory_order_acquire);
+		unregister_slot_at(i, &inherit[nr_inherit].next_seq);
 		nr_inherit += inherit[nr_inherit].name != NULL;
-		unregister_slot(i);
 	}
 	pthread_mutex_unlock(&reg_lock);
 	n = spec ? pk__console_register_env(spec) : 0;
