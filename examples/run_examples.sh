@@ -17,6 +17,7 @@ for v in $(compgen -e); do
 	case $v in PK_MODE) ;; PK_*) unset "$v" ;; esac
 done
 ulimit -c 0 2>/dev/null	# the crash examples must not leave core files
+export LC_ALL=C		# strsignal() and the C library speak English
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pk-example.XXXXXX") || exit 1
 pids=()
@@ -167,7 +168,7 @@ crash)
 	expect "$tmp/err" '\] Call trace:$'
 	expect "$tmp/err" '\]  #[0-9]+ 0x[0-9a-f]+ load_config_port\+0x[0-9a-f]+ \[printk_crash\]$'
 	absent "$tmp/err" '\] worker [0-9]+: port '
-	expect "$tmp/err" "\] supervisor: worker $wpid killed by signal 11 \(Segmentation fault\)\$"
+	expect "$tmp/err" "\] supervisor: worker $wpid killed by signal 11 \(Segmentation fault\)(, core dumped)?\$"
 	;;
 
 crash_direct)
@@ -247,13 +248,19 @@ batch worker: 3 jobs, input closed, exiting"
 	;;
 
 runtime_config)
-	run "$tmp/out" "$tmp/err" "$tmp"
+	# A directory whose name has the characters PK_CONSOLE's syntax uses.
+	dir="$tmp/logs, @ %1 \"q\" \\"
+	mkdir "$dir" || fail "mkdir"
+	run "$tmp/out" "$tmp/err" "$dir"
 	[ "$rc" -eq 0 ] || fail "exit status $rc"
-	# stderr, the default console: every level but debug, all along.
+	cp "$dir/app.log" "$dir/debug.log" "$tmp/" 2>/dev/null
+	# stderr, the default console: every level but debug, and debug too
+	# while the global loglevel was raised.
 	texts "$tmp/err" "startup: listening on port 8080
 running: configuration loaded
 running: request served
 running: cache 90% full
+debug-on: request 17: parsed 3 headers
 debug-on: request 17 served
 json: request 18 served
 quiet: request 19 served
