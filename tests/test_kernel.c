@@ -275,7 +275,7 @@ static void test_once_from_many_threads(void **state)
 }
 
 /* Once and ratelimit from threads and signal handlers at once. */
-#define SIG_WORKERS 4
+#define SIG_WORKERS 2
 static _Atomic int sig_passed, sig_handled, sig_stop;
 
 static void on_sigusr1(int sig)
@@ -310,7 +310,7 @@ static void test_once_ratelimit_signal_safe(void **state)
 	for (i = 0; i < SIG_WORKERS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, sig_worker, NULL), 0);
 	/* One signal at a time, each into a worker busy in the same calls. */
-	for (sent = 0; sent < 400; sent++) {
+	for (sent = 0; sent < 200; sent++) {
 		pthread_kill(t[sent % SIG_WORKERS], SIGUSR1);
 		assert_true(tu_wait_until(atomic_load(&sig_handled) > sent, 10000));
 	}
