@@ -3,8 +3,8 @@
  * hello.c - libprintk in a few lines: log from threads and from a signal
  * handler, continue a line, and crash with everything still printed.
  *
- *   PK_MODE=thread PK_CONSOLE=stderr,file:/tmp/hello.log ./hello
- *   ./hello crash          (the crash handler prints the backtrace)
+ *   PK_MODE=thread PK_CONSOLE=stderr,file:/tmp/hello.log ./printk_hello
+ *   ./printk_hello crash   (the crash handler prints the backtrace)
  */
 #include <printk/printk.h>
 #include <pthread.h>
