@@ -74,14 +74,20 @@ struct pk__global {
 	 */
 	_Atomic uint32_t pid;
 	uint64_t attach_seq;
+	/* Bumped when pk_init() adopts another store (seqs start afresh). */
+	_Atomic uint32_t store_gen;
 };
 
 extern struct pk__global pk__g;
 
 /*
- * vsnprintf.c: stb_sprintf, renamed.  Return: the length C's vsnprintf
- * would return (>= @count: cut), or -1 when @fmt holds %n in any spelling,
- * which is refused without writing through the pointer (@buf is then "").
+ * vsnprintf.c: glibc's snprintf() output, async-signal-safe (the names are
+ * those of the stb_sprintf copy it replaced).  %m prints strerror(errno)
+ * of errno at the call.  Return: the length C's vsnprintf would return
+ * (>= @count: cut; INT_MAX at most), or -1 when the format is refused (@buf
+ * is then ""): %n in any spelling (nothing is written through the
+ * pointer), or positional arguments mixed with sequential ones, numbered
+ * above 64, left out between others, or used as two types.
  */
 int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
 int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);
