@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Format safety: the formatter (pk__stbsp_vsnprintf, libprintk's copy of
- * stb_sprintf) refuses %n in every spelling its conversion parser accepts,
- * without writing through the pointer, and clamps widths and precisions to
- * the buffer, so a huge "%*d" costs what the buffer costs.  pk_printk()
- * refuses what the formatter refuses.
+ * Format safety: the formatter (pk__stbsp_vsnprintf, src/vsnprintf.c)
+ * refuses %n in every spelling glibc's grammar or stb_sprintf's accepts,
+ * without writing through the pointer, and counts padding past the
+ * buffer's end instead of writing it, so a huge "%*d" costs what the
+ * buffer costs.  pk_printk() refuses what the formatter refuses.
  */
 #include <errno.h>
 #include <limits.h>
@@ -34,10 +34,11 @@ static int fmt(char *buf, int size, const char *f, ...)
 
 /*
  * Everything that can stand between '%' and the conversion character, in
- * stb_sprintf's grammar and in C's.  stb_sprintf's flags loop ends at '0',
- * so '0' comes last where it is combined.  "L" and "q" are lengths to C
- * (and to glibc) but not to stb_sprintf: there 'L' or 'q' is the
- * conversion (printed as itself) and the 'n' after it is plain text.
+ * glibc's grammar and in that of stb_sprintf, which the formatter was
+ * before.  Every combination is a %n to one of the two, and is refused:
+ * the formatter reads glibc's (where "1$" is a position and L and q are
+ * lengths) and also refuses what stb_sprintf would have read as %n (its
+ * flags $ and _, which glibc reads as a conversion it does not know).
  */
 static const char *const flags[] = {
 	"", "-", "+", " ", "#", "0", "'", "$", "$$", "$$$", "_", "-_", "'_", "$_",
@@ -48,7 +49,7 @@ static const char *const precs[] = { "", ".", ".0", ".5", ".*", ".2147483648" };
 static const char *const lengths[] = {
 	"", "hh", "h", "l", "ll", "j", "z", "t", "I", "I32", "I64", "L", "q",
 };
-/* C's positional forms: to stb_sprintf, "1$" is a width and '$' the conversion. */
+/* C's positional forms (to stb_sprintf, "1$" was a width and '$' the conversion). */
 static const char *const positions[] = { "", "1$", "2$", "1$*2$" };
 
 #define SENTINEL 0xa5
@@ -67,8 +68,7 @@ static void test_percent_n_never_writes(void **state)
 	for (c = 0; c < PK__ARRAY_SIZE(widths); c++)
 	for (d = 0; d < PK__ARRAY_SIZE(precs); d++)
 	for (e = 0; e < PK__ARRAY_SIZE(lengths); e++) {
-		bool want_refused = !*positions[a] && strcmp(lengths[e], "L") &&
-				    strcmp(lengths[e], "q");
+		bool want_refused = true;
 
 		snprintf(f, sizeof(f), "A%%%s%s%s%s%snZ", positions[a], flags[b], widths[c],
 			 precs[d], lengths[e]);
@@ -88,7 +88,7 @@ static void test_percent_n_never_writes(void **state)
 		if (n < 0) {
 			refused++;
 			if (!want_refused)
-				fail_msg("\"%s\" refused, but stb_sprintf has no %%n there", f);
+				fail_msg("\"%s\" refused, but it holds no %%n", f);
 			if (n != -1 || out[0] != '\0')
 				fail_msg("\"%s\": refused with %d, buffer \"%.8s\"", f, n, out);
 			continue;
@@ -103,8 +103,7 @@ static void test_percent_n_never_writes(void **state)
 	assert_int_equal(combos, PK__ARRAY_SIZE(positions) * PK__ARRAY_SIZE(flags) *
 				 PK__ARRAY_SIZE(widths) * PK__ARRAY_SIZE(precs) *
 				 PK__ARRAY_SIZE(lengths));
-	assert_int_equal(refused, PK__ARRAY_SIZE(flags) * PK__ARRAY_SIZE(widths) *
-				  PK__ARRAY_SIZE(precs) * (PK__ARRAY_SIZE(lengths) - 2));
+	assert_int_equal(refused, combos);
 }
 
 /* %n after other conversions and text, and in the other entry points. */
