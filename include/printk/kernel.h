@@ -28,13 +28,15 @@
  *  - The once flags are set with an atomic exchange: exactly one caller
  *    prints, even when many threads and signal handlers race.
  *
- * pr_debug() is dynamic debug's once PK_DYNDBG_PR_DEBUG is defined before
- * this header is included (<printk/dyndbg.h> defines it: include that
- * first): it is then called as PK_DYNDBG_PR_DEBUG(fmt, args...) with the
- * raw format, as the kernel calls dynamic_pr_debug(), and applies pr_fmt()
- * and decides itself.
- * Otherwise pr_debug() prints at KERN_DEBUG when DEBUG is defined and is
- * no_printk() when it is not, as in a kernel without CONFIG_DYNAMIC_DEBUG.
+ * pr_debug() is a dynamic debug site (<printk/dyndbg.h>, included here),
+ * as in a kernel with CONFIG_DYNAMIC_DEBUG: it is called as
+ * PK_DYNDBG_PR_DEBUG(fmt, args...) with the raw format, as the kernel
+ * calls dynamic_pr_debug(), applies pr_fmt() and decides itself; a site
+ * starts enabled when DEBUG is defined, and PK_DYNDBG or
+ * pk_dyndbg_query() switch it at run time.  With PK_NO_DYNAMIC_DEBUG
+ * defined before the include, pr_debug() prints at KERN_DEBUG when DEBUG
+ * is defined and is no_printk() when it is not, as in a kernel without
+ * CONFIG_DYNAMIC_DEBUG.
  *
  * The macros use GNU C (statement expressions, ", ##__VA_ARGS__"), as the
  * kernel does: gcc and clang, C or C++.
@@ -44,6 +46,10 @@
 
 #include <stdbool.h>
 
+/* pr_debug() is a dynamic debug site unless the program opts out. */
+#ifndef PK_NO_DYNAMIC_DEBUG
+#include "dyndbg.h"
+#endif
 #include "hexdump.h"
 #include "printk.h"
 #include "ratelimit.h"
