@@ -60,7 +60,13 @@
  *   - it is owned by the effective uid (root included: root does not
  *     adopt another user's file);
  *   - it is not writable by group or others (an ACL granting write to
- *     anyone else shows in the group bits, which hold the ACL mask).
+ *     anyone else shows in the group bits, which hold the ACL mask);
+ *   - it has one name only (st_nlink 1): where protected_hardlinks is off,
+ *     another user can hard-link any file of ours (an empty one would be
+ *     formatted) into a sticky /tmp under the store's name.  A store
+ *     created without O_TMPFILE has two names for an instant (its
+ *     temporary and its own); an opener that looks then is refused, says
+ *     so and keeps records in memory.
  *
  * The ownership checks come before the lock, so that a lock another user
  * holds on a file we would refuse cannot make the writer wait.  A refusal
@@ -202,7 +208,8 @@ static int report(const char *path, int err, const char *why)
  *
  * Context: any thread.
  * Return: 0; -ELOOP a symlink; -EISDIR a directory; -EINVAL not a
- * regular file; -EPERM another owner, or writable by group or others.
+ * regular file; -EPERM another owner, writable by group or others, or
+ * more than one name.
  * @why names the rule that failed.
  */
 static int check_owner(const struct stat *st, char *why, size_t n)
@@ -229,6 +236,11 @@ static int check_owner(const struct stat *st, char *why, size_t n)
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
 		snprintf(why, n, "writable by group or others (mode %04o); a store must be "
 			 "writable by its owner only (chmod go-w)", (unsigned)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	if (st->st_nlink > 1) {
+		snprintf(why, n, "has %lu hard links; a store has one name only (another user may "
+			 "have linked a file of ours here)", (unsigned long)st->st_nlink);
 		return -EPERM;
 	}
 	return 0;

@@ -11,6 +11,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -825,6 +826,8 @@ const char *pk_strerror(int err)
 	const char *desc;
 
 	/* What the error means when libprintk returns it: */
+	if (err == INT_MIN)	/* has no negation; no errno is that large */
+		return "unknown error";
 	switch (err < 0 ? -err : err) {
 	case 0:		return "success";
 	case ENOBUFS:	return "record lost: the store was overrun while it was written";

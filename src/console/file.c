@@ -170,17 +170,18 @@ static bool owner_ok(const struct walk *w, const char *name, const struct stat *
 		     const struct stat *st)
 {
 	uid_t euid = geteuid();
+	bool linked = S_ISREG(st->st_mode) && st->st_nlink > 1;	/* may be any file of ours */
 
-	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) || st->st_uid == euid ||
-	    st->st_uid == dir->st_uid)
+	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) ||
+	    ((st->st_uid == euid || st->st_uid == dir->st_uid) && !linked))
 		return true;
 	if (w->quiet)
 		return false;
-	say("libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u in a sticky "
-		"world-writable directory owned by uid %u: there only what the process's euid "
+	say("libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u (%u links) "
+		"in a sticky world-writable directory owned by uid %u: there only what the process's euid "
 		"(%u) or the directory's owner owns is %s (the kernel's %s rule)\n",
 		w->path, S_ISLNK(st->st_mode) ? "to follow symlink" : "to open", name,
-		(unsigned)st->st_uid, (unsigned)dir->st_uid, (unsigned)euid,
+		(unsigned)st->st_uid, (unsigned)st->st_nlink, (unsigned)dir->st_uid, (unsigned)euid,
 		S_ISLNK(st->st_mode) ? "followed" : "opened",
 		S_ISLNK(st->st_mode) ? "protected_symlinks" : "protected_regular");
 	return false;
