@@ -486,6 +486,7 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 {
 	if (!con || !st)
 		return -EINVAL;
+	memset(st, 0, sizeof(*st));
 	st->name = con->name;
 	st->next_seq = atomic_load_explicit(&con->next_seq, memory_order_acquire);
 	st->records = atomic_load_explicit(&con->records, memory_order_relaxed);
@@ -755,6 +756,7 @@ int pk_printer_shares(struct pk_printer_share *out, int max)
 		if (!tid || !b)
 			continue;
 		if (out && n < max) {
+			memset(&out[n], 0, sizeof(out[n]));
 			out[n].tid = tid;
 			out[n].printer_thread = atomic_load_explicit(&shares[i].printer,
 								     memory_order_relaxed);

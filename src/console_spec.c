@@ -351,7 +351,7 @@ static int register_spec(const char *spec, bool config, int *nbad)
 		struct item it;
 		struct spec_con sc;
 	} *w = malloc(sizeof(*w));
-	const char *p = spec, *from;
+	const char *p = spec, *from, *end;
 	int n = 0, ret;
 
 	*nbad = 0;
@@ -374,6 +374,7 @@ static int register_spec(const char *spec, bool config, int *nbad)
 			ret = -EINVAL;	/* an option with no console before it */
 		if (!ret)
 			ret = parse_entry(&it, &sc);
+		end = p;	/* what a refusal names: the entry and its options */
 		/* Its options. */
 		while (*p == ',') {
 			const char *save = p++;
@@ -391,11 +392,12 @@ static int register_spec(const char *spec, bool config, int *nbad)
 				it.buf[it.key] = '\0';
 				ret = apply_option(&sc, it.buf, it.key, it.buf + it.key + 1);
 			}
+			end = p;
 		}
 		if (!ret)
 			ret = register_one(&sc, config);
 		if (ret < 0) {
-			bad(from, p, ret);
+			bad(from, end, ret);
 			(*nbad)++;
 		} else {
 			n++;

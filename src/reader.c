@@ -87,6 +87,7 @@ struct pk_reader *pk_reader_open_file(const char *path)
 
 static void export(const struct pk_ring_rec *in, struct pk_record *out)
 {
+	memset(out, 0, sizeof(*out));
 	out->seq = in->seq;
 	out->ts_ns = in->meta.ts_ns;
 	out->level = in->meta.level;

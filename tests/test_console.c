@@ -99,8 +99,9 @@ static void test_format_loglevel_backlog(void **state)
 	pk_info("early info\n");
 	/* Registering prints the backlog at once, in the driver's format. */
 	ca = pk_console_register(&tu_capture_ops, a, PK_ERR + 1);	/* errors and worse */
-	cb = pk_console_register_driver(&(struct pk_console_driver){ &tu_capture_ops, b,
-								    PK_FMT_KMSG }, 8);
+	cb = pk_console_register_driver(&(struct pk_console_driver){ .ops = &tu_capture_ops,
+								    .ctx = b, .format = PK_FMT_KMSG },
+					8);
 	assert_non_null(ca);
 	assert_non_null(cb);
 	ta = tu_capture_text(a);

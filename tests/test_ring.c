@@ -831,8 +831,11 @@ static void test_hostile_seq_bounds(void **state)
 	open_store_file(path, false);
 	unlink(path);
 
-	/* Valid, far out: a store at the limit, one past 2^63, one cleared past 2^31. */
-	make_store_file(path, PK_RING_SEQ_LIMIT - 100, 1);
+	/*
+	 * Valid, far out: a store at the writers' limit (test_storesec: past
+	 * it, readers only), one past 2^63, one cleared past 2^31.
+	 */
+	make_store_file(path, PK_RING_SEQ_WRITE_LIMIT - 100, 1);
 	open_store_file(path, true);
 	unlink(path);
 	make_store_file(path, (1ull << 63) - 3, 5);

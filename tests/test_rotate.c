@@ -74,7 +74,7 @@ static char *make_dir(const char *tag, mode_t mode)
 /* A raw file console on @path, registered. */
 static struct pk_console *raw_console(const char *path, const struct pk_file_opts *o)
 {
-	struct pk_file_opts none = { 0, 0, 0, 0 };
+	struct pk_file_opts none = { 0 };
 	struct pk_console_driver drv;
 	struct pk_console *con;
 
@@ -321,7 +321,7 @@ static void test_explicit_reopen(void **state)
 static void test_size_rotation(void **state)
 {
 	char *dir = make_dir("rotate-size", 0700), *log = join(dir, "app.log"), name[64], *p;
-	struct pk_file_opts o = { 0640, 100, 3, 0 };
+	struct pk_file_opts o = { .mode = 0640, .rotate_size = 100, .rotate_count = 3 };
 	mode_t old_umask = umask(022);
 	struct stat st;
 	unsigned i, k;
@@ -356,7 +356,7 @@ static void test_size_rotation(void **state)
 static void test_size_rotation_none_kept(void **state)
 {
 	char *dir = make_dir("rotate-zero", 0700), *log = join(dir, "app.log"), *one;
-	struct pk_file_opts o = { 0, 14, 0, 0 };
+	struct pk_file_opts o = { .rotate_size = 14 };
 	char big[64];
 	struct stat st;
 	unsigned i;
@@ -387,7 +387,7 @@ static void test_size_rotation_symlink(void **state)
 	char *dir = make_dir("rotate-link", 0700), *real_dir = join(dir, "real");
 	char *link = join(dir, "app.log"), *real = join(real_dir, "r.log");
 	char *real1 = join(real_dir, "r.log.1");
-	struct pk_file_opts o = { 0, 21, 1, 0 };
+	struct pk_file_opts o = { .rotate_size = 21, .rotate_count = 1 };
 	struct stat st;
 	unsigned i;
 
@@ -453,7 +453,7 @@ static void *load_reopener(void *arg)
 static void test_rotation_under_load(void **state)
 {
 	char *dir = make_dir("rotate-load", 0700), *log = join(dir, "app.log"), name[64], *p, *s;
-	struct pk_file_opts o = { 0, 2048, 999, 0 };
+	struct pk_file_opts o = { .rotate_size = 2048, .rotate_count = 999 };
 	pthread_t th[LOAD_WRITERS], re;
 	size_t len = 0, cap = 1, n;
 	struct tu_lines r;
@@ -582,7 +582,7 @@ static void test_panic_no_rotation(void **state)
 {
 	char *dir = make_dir("rotate-panic", 0700), *log = join(dir, "app.log");
 	char *moved = join(dir, "moved.log"), *one = join(dir, "app.log.1"), *s;
-	struct pk_file_opts o = { 0, 100, 2, 0 };
+	struct pk_file_opts o = { .rotate_size = 100, .rotate_count = 2 };
 	struct stat st;
 	int status;
 	pid_t pid;
@@ -633,7 +633,7 @@ static void test_panic_no_rotation(void **state)
 static void test_opts_refused(void **state)
 {
 	char *dir = make_dir("rotate-opts", 0700), *log = join(dir, "app.log");
-	struct pk_file_opts o = { 0, 100, 1000, 0 };
+	struct pk_file_opts o = { .rotate_size = 100, .rotate_count = 1000 };
 	struct pk_console_driver drv;
 
 	(void)state;

@@ -39,6 +39,7 @@ struct pk_console_ops {
 	long (*write)(void *ctx, const char *buf, size_t len);		/* normal context */
 	long (*write_atomic)(void *ctx, const char *buf, size_t len);	/* optional, signal-safe */
 	void (*release)(void *ctx);					/* optional */
+	void (*reserved[4])(void);	/* NULL: later optional callbacks */
 };
 
 struct pk_console;
@@ -170,6 +171,7 @@ struct pk_console_stats {
 	uint64_t skipped;	/* filtered: below its loglevel, or another process's */
 	uint64_t write_errors;
 	uint64_t busy_ns;	/* time spent inside write() */
+	uint64_t reserved[8];	/* zero: later counters */
 };
 int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st);
 
@@ -184,6 +186,7 @@ struct pk_console_driver {
 	const struct pk_console_ops *ops;
 	void *ctx;
 	unsigned format;	/* the output format the driver expects (PK_FMT_*) */
+	uint64_t reserved[2];	/* zero: later fields */
 };
 
 /*
@@ -242,6 +245,7 @@ struct pk_file_opts {
 	uint64_t rotate_size;
 	unsigned rotate_count;
 	unsigned flags;
+	uint64_t reserved[4];	/* zero: later options */
 };
 
 /*

@@ -99,6 +99,7 @@ struct pk_config {
 	int default_level;		/* level of a message that names none */
 	int facility;			/* syslog facility stored with records */
 	const char *consoles;		/* PK_CONSOLE syntax; NULL: "stderr" */
+	uint64_t reserved[8];		/* zero: later fields (see README "ABI") */
 };
 
 #define PK_BUFFER_SIZE_DEFAULT	(1u << 20)
@@ -315,6 +316,7 @@ struct pk_stats {
 	uint64_t suppressed;	/* calls not stored while another thread panicked */
 	uint64_t data_size;	/* data ring bytes */
 	uint64_t desc_count;	/* descriptor ring entries */
+	uint64_t reserved[8];	/* zero: later counters */
 };
 
 /**
@@ -335,6 +337,7 @@ struct pk_flush_stats {
 	uint64_t max_print_ns;		/* longest time one call spent printing */
 	uint64_t max_call_records;	/* most records one call printed (callers only) */
 	uint64_t stuck_skips;		/* callers that returned: owner stuck in write */
+	uint64_t reserved[8];		/* zero: later counters */
 };
 int pk_flush_stats_get(struct pk_flush_stats *st);
 void pk_flush_stats_reset(void);
@@ -345,6 +348,7 @@ struct pk_printer_share {
 	unsigned printer_thread;	/* 1 for a libprintk printer thread */
 	uint64_t bytes;
 	uint64_t records;
+	uint64_t reserved[2];		/* zero: later fields */
 };
 /**
  * pk_printer_shares() - bytes each thread wrote to consoles since init or

@@ -39,6 +39,7 @@ struct pk_record {
 	size_t len;		/* text bytes, without the trailing newline */
 	int facility;		/* syslog facility number */
 	uint32_t pid;		/* storing process */
+	uint64_t reserved[4];	/* zero: later fields */
 };
 
 struct pk_reader;
@@ -114,6 +115,7 @@ struct pk_store_info {
 	int64_t realtime_zero_ns;	/* CLOCK_REALTIME at CLOCK_MONOTONIC zero */
 	int32_t creator_pid;		/* last process to open the file exclusively */
 	int live;			/* a writer has the store open now */
+	uint64_t reserved[8];		/* zero: later fields */
 };
 
 /**

@@ -6,6 +6,7 @@
  * -EPIPE, never SIGPIPE (wfd.h).
  */
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -48,6 +49,7 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out)
 		return -ENOMEM;
 	c->fd = fd;
 	c->kind = pk__wfd_kind(fd);
+	memset(out, 0, sizeof(*out));
 	out->ops = &fd_ops;
 	out->format = PK_FMT_HUMAN;
 	out->ctx = c;

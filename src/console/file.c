@@ -678,6 +678,7 @@ static int file_make(const char *path, mode_t mode, const struct pk_file_opts *o
 	f->next = all_files;
 	all_files = f;
 	pthread_mutex_unlock(&list_lock);
+	memset(out, 0, sizeof(*out));
 	out->ops = &file_ops;
 	out->format = PK_FMT_HUMAN;
 	out->ctx = f;
@@ -695,7 +696,7 @@ int pk_console_file_make_opts(const char *path, const struct pk_file_opts *o,
 
 int pk_console_file_make(const char *path, unsigned flags, struct pk_console_driver *out)
 {
-	struct pk_file_opts o = { 0, 0, 0, flags & PK_FILE_FSYNC };
+	struct pk_file_opts o = { .flags = flags & PK_FILE_FSYNC };
 	mode_t mode = 0600;
 
 	if (!path || !*path || !out || (flags & ~FLAGS_KNOWN) ||

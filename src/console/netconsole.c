@@ -85,6 +85,7 @@ int pk_console_net_make(const char *host, unsigned port, struct pk_console_drive
 		free(n);
 		return ret;
 	}
+	memset(out, 0, sizeof(*out));
 	out->ops = &net_ops;
 	out->ctx = n;
 	out->format = PK_FMT_HUMAN;

@@ -174,6 +174,7 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
 		free(s);
 		return ret;
 	}
+	memset(out, 0, sizeof(*out));
 	out->ops = &syslog_ops;
 	out->ctx = s;
 	out->format = PK_FMT_SYSLOG;

@@ -12,6 +12,7 @@
  * in an emergency.
  */
 #include <errno.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -106,8 +107,10 @@ int pk_console_throttle_make(const struct pk_console_driver *inner, unsigned lon
 		return -ENOMEM;
 	t->inner = *inner;
 	t->bps = bytes_per_sec;
-	out->ops = inner->ops->write_atomic ? &throttle_ops : &throttle_ops_noatomic;
-	out->format = inner->format;
+	/* @out may be @inner: everything needed from it is in t->inner now. */
+	memset(out, 0, sizeof(*out));
+	out->ops = t->inner.ops->write_atomic ? &throttle_ops : &throttle_ops_noatomic;
+	out->format = t->inner.format;
 	out->ctx = t;
 	return 0;
 }
