@@ -344,18 +344,24 @@ static bool stb_percent_n(const char *p)
 	return *p == 'n';
 }
 
+static bool unknown(const struct spec *sp);
+
 static bool refused(const struct spec *sp, const char *after_percent)
 {
-	return sp->conv == 'n' ||
-	       (data_kind(sp) == K_NONE && sp->conv != '%' && sp->conv != 'm' &&
-		stb_percent_n(after_percent));
+	return sp->conv == 'n' || (unknown(sp) && stb_percent_n(after_percent));
 }
 
-static void set_width(struct spec *sp, int w)
+/*
+ * A '*' width.  Negative: the '-' flag.  glibc's fast path then forgets the
+ * '0' flag, its slow path (@slow, see run()) keeps it: %e %f %g are then
+ * padded with zeros on the right, %a not at all, the rest with spaces.
+ */
+static void set_width(struct spec *sp, int w, bool slow)
 {
 	if (w < 0) {
 		sp->fl |= F_LEFT;
-		sp->fl &= ~F_ZERO;
+		if (!slow)
+			sp->fl &= ~F_ZERO;
 		w = w == INT_MIN ? INT_MAX : -w;
 	}
 	sp->width = w;
@@ -393,9 +399,14 @@ static void put_int(struct sink *s, const struct spec *sp, uintmax_t mag, bool n
 	size_t pl = 0;
 	int64_t nd, prec, zeros, body, pad;
 
-	while (mag) {
-		*--d = dig[mag % base];
-		mag /= base;
+	if (base == 10) {
+		for (; mag; mag /= 10)
+			*--d = (char)('0' + mag % 10);
+	} else {
+		unsigned shift = base == 16 ? 4 : base == 8 ? 3 : 1;
+
+		for (; mag; mag >>= shift)
+			*--d = dig[mag & (base - 1)];
 	}
 	nd = end - d;
 	if (neg)
@@ -680,11 +691,36 @@ static void put_special(struct sink *s, const struct spec *sp, long double y)
 #define FP_BIG_EXP	(LDBL_MAX_EXP + LDBL_MANT_DIG + 64)
 
 /*
- * %e %f %g (finite @y): musl's fmt_fp(), with glibc's output.  @big holds
- * @nbig words, enough for @y's exponent (see FP_WORDS).  Lengths are 64-bit:
- * a precision of INT_MAX is counted, not written, past the buffer.
+ * The first base-10^9 words of a mantissa @y in [2^28, 2^29) (or 0), from
+ * @z on: its integer part, then 9 decimal digits a word, exactly (each
+ * product keeps within the type's mantissa).  Return: the end.  In double
+ * for a double: SSE conversions, where x87 ones reload the control word.
  */
-static void fmt_fp(struct sink *s, const struct spec *sp, long double y,
+static uint32_t *expand_dbl(double y, uint32_t *z)
+{
+	do {
+		*z = (uint32_t)y;
+		y = 1000000000 * (y - *z++);
+	} while (y != 0);
+	return z;
+}
+
+static uint32_t *expand_ldbl(long double y, uint32_t *z)
+{
+	do {
+		*z = (uint32_t)y;
+		y = 1000000000 * (y - *z++);
+	} while (y != 0);
+	return z;
+}
+
+/*
+ * %e %f %g (finite @y; @dbl: it is a double): musl's fmt_fp(), with
+ * glibc's output.  @big holds @nbig words, enough for @y's exponent (see
+ * FP_WORDS).  Lengths are 64-bit: a precision of INT_MAX is counted, not
+ * written, past the buffer.
+ */
+static void fmt_fp(struct sink *s, const struct spec *sp, long double y, bool dbl,
 		   uint32_t *big, size_t nbig)
 {
 	uint32_t *a, *d, *r, *z;
@@ -695,28 +731,29 @@ static void fmt_fp(struct sink *s, const struct spec *sp, long double y,
 	char buf[9 + LDBL_MANT_DIG / 4], *str;
 	char ebuf0[3 * sizeof(int)], *ebuf = &ebuf0[3 * sizeof(int)], *estr = ebuf;
 	const char *prefix = fp_sign(y, fl, &pl);
+	double yd = 0;
 
 	if (signbit(y))
 		y = -y;
-	y = frexpl(y, &e2) * 2;
+	if (dbl)
+		y = yd = frexp((double)y, &e2) * 2;
+	else
+		y = frexpl(y, &e2) * 2;
 	if (y != 0)
 		e2--;
 	if (p < 0)
 		p = 6;
 	if (y != 0) {
 		y *= 0x1p28L;
+		yd *= 0x1p28;
 		e2 -= 28;
 	}
 
 	if (e2 < 0)
-		a = r = z = big;
+		a = r = big;
 	else
-		a = r = z = big + nbig - FP_INIT_WORDS - 1;
-
-	do {
-		*z = (uint32_t)y;
-		y = 1000000000 * (y - *z++);
-	} while (y != 0);
+		a = r = big + nbig - FP_INIT_WORDS - 1;
+	z = dbl ? expand_dbl(yd, a) : expand_ldbl(y, a);
 
 	while (e2 > 0) {
 		uint32_t carry = 0;
@@ -901,16 +938,17 @@ static void fmt_fp(struct sink *s, const struct spec *sp, long double y,
 		put(s, estr, (size_t)(ebuf - estr));
 	}
 
-	pad(s, ' ', w, pl + l, fl ^ F_LEFT);
+	if (fl & F_LEFT)
+		fill(s, (fl & F_ZERO) ? '0' : ' ', w - (pl + l));
 }
 
 /* Values within a double's exponents: about 600 bytes of stack. */
 static __attribute__((noinline)) void fmt_fp_small(struct sink *s, const struct spec *sp,
-						   long double y)
+						   long double y, bool dbl)
 {
 	uint32_t big[FP_WORDS(FP_SMALL_EXP)];
 
-	fmt_fp(s, sp, y, big, PK__ARRAY_SIZE(big));
+	fmt_fp(s, sp, y, dbl, big, PK__ARRAY_SIZE(big));
 }
 
 /* Long doubles beyond them (to 1e+-4951 on x86): 7.4 KB. */
@@ -919,10 +957,10 @@ static __attribute__((noinline)) void fmt_fp_big(struct sink *s, const struct sp
 {
 	uint32_t big[FP_WORDS(FP_BIG_EXP)];
 
-	fmt_fp(s, sp, y, big, PK__ARRAY_SIZE(big));
+	fmt_fp(s, sp, y, false, big, PK__ARRAY_SIZE(big));
 }
 
-static void put_decimal(struct sink *s, const struct spec *sp, long double y)
+static void put_decimal(struct sink *s, const struct spec *sp, long double y, bool dbl)
 {
 	int e = 0;
 
@@ -930,9 +968,10 @@ static void put_decimal(struct sink *s, const struct spec *sp, long double y)
 		put_special(s, sp, y);
 		return;
 	}
-	frexpl(y, &e);
+	if (!dbl)
+		frexpl(y, &e);
 	if (e >= -FP_SMALL_EXP && e <= FP_SMALL_EXP)
-		fmt_fp_small(s, sp, y);
+		fmt_fp_small(s, sp, y, dbl);
 	else
 		fmt_fp_big(s, sp, y);
 }
@@ -1023,7 +1062,7 @@ static void put_hex(struct sink *s, const struct spec *sp, long double y, const 
 	pfx[0] = '0';
 	pfx[1] = sp->conv == 'A' ? 'X' : 'x';
 	put(s, pfx, 2);
-	if (sp->fl & F_ZERO)
+	if ((sp->fl & (F_LEFT | F_ZERO)) == F_ZERO)
 		fill(s, '0', w);
 	put1(s, xd[lead]);
 	if (prec > 0 || (sp->fl & F_ALT))
@@ -1032,7 +1071,7 @@ static void put_hex(struct sink *s, const struct spec *sp, long double y, const 
 		put1(s, xd[dig[i]]);
 	fill(s, '0', prec - ndig);
 	put(s, estr, (size_t)(ebuf + sizeof(ebuf) - estr));
-	if (sp->fl & F_LEFT)
+	if ((sp->fl & (F_LEFT | F_ZERO)) == F_LEFT)
 		fill(s, ' ', w);
 }
 
@@ -1042,7 +1081,7 @@ static void put_float(struct sink *s, const struct spec *sp, const union arg *a)
 	long double y = ld ? a->ld : (long double)a->d;
 
 	if ((sp->conv | 32) != 'a')
-		put_decimal(s, sp, y);
+		put_decimal(s, sp, y, !ld);
 	else if (!isfinite(y))
 		put_special(s, sp, y);
 	else
@@ -1150,7 +1189,7 @@ static __attribute__((noinline)) int run_positional(struct sink *s, const char *
 			return 0;
 		p = c + 1;
 		if (sp.wstar)
-			set_width(&sp, (int)vals[sp.wpos - 1].u);
+			set_width(&sp, (int)vals[sp.wpos - 1].u, true);
 		if (sp.pstar)
 			set_prec(&sp, (int)vals[sp.ppos - 1].u);
 		k = data_kind(&sp);
@@ -1158,11 +1197,18 @@ static __attribute__((noinline)) int run_positional(struct sink *s, const char *
 	}
 }
 
+static bool unknown(const struct spec *sp)
+{
+	return data_kind(sp) == K_NONE && sp->conv != '%' && sp->conv != 'm';
+}
+
 /*
- * The format, its arguments read as they come.  glibc reads these with its
- * fast path, where L and q make %c and %s wide (they set is_long there), up
- * to the first conversion it does not know; from there on it parses as for
- * positional arguments, where they do not.  Return: 0, or -1 refused.
+ * The format, its arguments read as they come.  glibc reads them with its
+ * fast path up to the first conversion that path does not take (one it
+ * does not know, or 'h' on e f g a c s p m); from that one on it parses as
+ * for positional arguments, and two things change: L and q no longer make
+ * %c and %s wide, and a negative '*' width keeps the '0' flag (set_width()).
+ * Return: 0, or -1 refused.
  */
 static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 {
@@ -1179,12 +1225,14 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 			return 0;
 		if (sp.argpos || sp.wpos || sp.ppos)
 			return took ? -1 : run_positional(s, q, ap, err);
+		if (fast && (unknown(&sp) || (sp.len == L_H && strchr("eEfFgGaAcsCSpm", sp.conv))))
+			fast = false;
 		sp.lq_long = fast;
 		if (refused(&sp, q + 1))
 			return -1;
 		p = c + 1;
 		if (sp.wstar) {
-			set_width(&sp, va_arg(*ap, int));
+			set_width(&sp, va_arg(*ap, int), !fast);
 			took = true;
 		}
 		if (sp.pstar) {
@@ -1195,8 +1243,6 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 		if (k != K_NONE) {
 			fetch(ap, k, &a);
 			took = true;
-		} else if (sp.conv != '%' && sp.conv != 'm') {
-			fast = false;
 		}
 		convert(s, &sp, &a, err);
 	}
