@@ -161,29 +161,70 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 }
 
 /*
- * May @st, found in directory @dir, be used (followed, or opened as it
- * is)?  Not if @dir is sticky and world-writable and @st belongs to
- * neither the effective uid nor the directory's owner.  Says why not on
- * stderr, naming the path the caller gave.
+ * @s for a message on a terminal: bytes outside printable ASCII, and the
+ * quote and backslash, as \xNN (a name may come from another user's
+ * symlink).  Cut to fit @n bytes.  Return: @buf.
  */
-static bool owner_ok(const struct walk *w, const char *name, const struct stat *dir,
+static const char *escaped(char *buf, size_t n, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	unsigned char c;
+
+	for (; *s && o + 5 <= n; s++) {
+		c = (unsigned char)*s;
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		} else {
+			buf[o++] = (char)c;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * May @st, found in directory @dir, be used (followed, entered or opened
+ * as it is)?  Not if @dir is sticky and world-writable and @st belongs to
+ * neither the effective uid nor the directory's owner: its owner could
+ * swap what lies in or behind it.  Says why not on stderr, naming the
+ * path the caller gave.  Uses w->tmp (free whenever this is called).
+ */
+static bool owner_ok(struct walk *w, const char *name, const struct stat *dir,
 		     const struct stat *st)
 {
 	uid_t euid = geteuid();
 	bool linked = S_ISREG(st->st_mode) && st->st_nlink > 1;	/* may be any file of ours */
+	char ename[4 * NAME_MAX + 1];
+	const char *what, *done, *rule;
 
 	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) ||
 	    ((st->st_uid == euid || st->st_uid == dir->st_uid) && !linked))
 		return true;
 	if (w->quiet)
 		return false;
+	if (S_ISLNK(st->st_mode)) {
+		what = "to follow symlink";
+		done = "followed";
+		rule = "protected_symlinks";
+	} else if (S_ISDIR(st->st_mode)) {
+		what = "to enter directory";
+		done = "entered";
+		rule = "protected_regular";
+	} else {
+		what = "to open";
+		done = "opened";
+		rule = "protected_regular";
+	}
 	say("libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u (%u links) "
 		"in a sticky world-writable directory owned by uid %u: there only what the process's euid "
 		"(%u) or the directory's owner owns is %s (the kernel's %s rule)\n",
-		w->path, S_ISLNK(st->st_mode) ? "to follow symlink" : "to open", name,
+		escaped(w->tmp, sizeof(w->tmp), w->path), what, escaped(ename, sizeof(ename), name),
 		(unsigned)st->st_uid, (unsigned)st->st_nlink, (unsigned)dir->st_uid, (unsigned)euid,
-		S_ISLNK(st->st_mode) ? "followed" : "opened",
-		S_ISLNK(st->st_mode) ? "protected_symlinks" : "protected_regular");
+		done, rule);
 	return false;
 }
 
@@ -346,7 +387,7 @@ static int open_log(struct walk *w, const char *path, mode_t mode)
 			break;
 		}
 		{
-			struct stat st;
+			struct stat st, dst;
 
 			if (fstat(fd, &st) < 0)
 				ret = -errno;
@@ -357,6 +398,10 @@ static int open_log(struct walk *w, const char *path, mode_t mode)
 				ret = follow(w, fd, w->name, w->rest);
 			else if (!S_ISDIR(st.st_mode))
 				ret = -ENOTDIR;
+			else if (fstat(w->dfd, &dst) < 0)
+				ret = -errno;
+			else if (!owner_ok(w, w->name, &dst, &st))
+				ret = -EACCES;	/* another user's directory in /tmp */
 			else {
 				close(w->dfd);
 				w->dfd = fd;
