@@ -1213,7 +1213,7 @@ static bool unknown(const struct spec *sp)
 static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 {
 	const char *p = fmt, *q, *c;
-	bool took = false, fast = true;
+	bool took = false, fast = true, unk;
 	union arg a = { 0 };
 	struct spec sp;
 	enum kind k;
@@ -1225,11 +1225,16 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 			return 0;
 		if (sp.argpos || sp.wpos || sp.ppos)
 			return took ? -1 : run_positional(s, q, ap, err);
-		if (fast && (unknown(&sp) || (sp.len == L_H && strchr("eEfFgGaAcsCSpm", sp.conv))))
+		k = data_kind(&sp);
+		unk = k == K_NONE && sp.conv != '%' && sp.conv != 'm';
+		if (fast && (unk || (sp.len == L_H && strchr("eEfFgGaAcsCSpm", sp.conv))))
 			fast = false;
-		sp.lq_long = fast;
-		if (refused(&sp, q + 1))
+		if (sp.conv == 'n' || (unk && stb_percent_n(q + 1)))
 			return -1;
+		if (fast && sp.len == L_BIG) {
+			sp.lq_long = true;
+			k = data_kind(&sp);
+		}
 		p = c + 1;
 		if (sp.wstar) {
 			set_width(&sp, va_arg(*ap, int), !fast);
@@ -1239,7 +1244,6 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 			set_prec(&sp, va_arg(*ap, int));
 			took = true;
 		}
-		k = data_kind(&sp);
 		if (k != K_NONE) {
 			fetch(ap, k, &a);
 			took = true;
