@@ -158,7 +158,7 @@ static void refused(const char *path, const char *rule)
 
 static void test_symlink_refused(void **state)
 {
-	char *sticky, *priv, *target, *link, *link_ok, *sub, *sub_log, *theirs, *dirlink;
+	char *sticky, *priv, *target, *link, *link_ok, *sub, *sub_log, *theirs, *dirlink, *own_parent;
 	char *via_root_link, *own_dir, *own_link, *plain, *plain_link, *spec;
 	struct pk_console_driver drv;
 	struct grab g;
@@ -236,8 +236,26 @@ static void test_symlink_refused(void **state)
 	assert_memory_equal(s, "secret\n[", 8);
 	free(s);
 
-	/* In a sticky directory owned by that user, their link is followed. */
+	/*
+	 * In a sticky directory owned by that user, their link is followed,
+	 * once that directory is reached: not when it lies in a sticky
+	 * world-writable directory itself (/tmp), where its owner could swap
+	 * anything inside it.
+	 */
 	own_dir = make_dir("consec-owned", 01777);
+	assert_int_equal(chown(own_dir, NOBODY, NOBODY), 0);
+	own_link = join(own_dir, "log");
+	assert_int_equal(symlink(target, own_link), 0);
+	assert_int_equal(lchown(own_link, NOBODY, NOBODY), 0);
+	refused(own_link, "to enter directory");
+	unlink(own_link);
+	rmdir(own_dir);
+	free(own_link);
+	free(own_dir);
+	own_parent = make_dir("consec-parent", 0755);
+	own_dir = join(own_parent, "owned");
+	assert_int_equal(mkdir(own_dir, 0700), 0);
+	assert_int_equal(chmod(own_dir, 01777), 0);
 	assert_int_equal(chown(own_dir, NOBODY, NOBODY), 0);
 	own_link = join(own_dir, "log");
 	assert_int_equal(symlink(target, own_link), 0);
@@ -260,6 +278,8 @@ static void test_symlink_refused(void **state)
 	rmdir(plain);
 	unlink(own_link);
 	rmdir(own_dir);
+	rmdir(own_parent);
+	free(own_parent);
 	unlink(link_ok);
 	unlink(theirs);
 	unlink(via_root_link);
