@@ -34,6 +34,12 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
+/*
+ * A driver's operations.  ABI: the table ends in reserved callbacks that
+ * must be NULL; define it with a designated initializer
+ * (static const struct pk_console_ops ops = { .name = "x", .write = w })
+ * so that they are.
+ */
 struct pk_console_ops {
 	const char *name;
 	long (*write)(void *ctx, const char *buf, size_t len);		/* normal context */
@@ -93,23 +99,35 @@ enum pk_format {
 
 /**
  * pk_console_register() - add a console.
- * @loglevel: print records with level < @loglevel; < 0 follows the global
- *            console_loglevel.
- * The console starts at the oldest record still stored, as a kernel
- * console registered late prints the log buffer's backlog.
- * Context: any thread, not from a signal handler.
+ * @ops:      the driver's operations (see the driver contract above); must
+ *            stay valid until release() has been called.
+ * @ctx:      passed to every callback.
+ * @loglevel: print records with level < @loglevel (0-8); < 0 follows the
+ *            global console_loglevel (pk_set_loglevel()).
+ *
+ * The console is named ops->name ("console" if NULL; see
+ * pk_console_find()) and prints in PK_FMT_HUMAN (pk_console_set_format()).
+ * It starts at the oldest record of this run still stored, as a kernel
+ * console registered late prints the log buffer's backlog (records that
+ * earlier runs left in a persistent store are pkmsg's, not its), and the
+ * backlog is printed at once.  Initialises the library first if needed.
  * At most PK_MAX_CONSOLES (16) consoles are registered at a time, those
  * of PK_CONSOLE included; an unregistered console's slot is free again.
- * Return: the console, or NULL with errno set: EINVAL for NULL ops or no
- * write callback, ENOSPC when PK_MAX_CONSOLES are registered already,
- * ENOMEM.
+ * Context: any thread, not from a signal handler.
+ * Return: the console, or NULL with errno set: EINVAL for NULL @ops, no
+ * write callback or @loglevel > 8; ENOSPC when PK_MAX_CONSOLES are
+ * registered already; EAGAIN if, in thread mode, its printer thread could
+ * not be started; ENOMEM; or the error of initialising the library.
+ * Nothing is called on @ctx when it fails.
  */
 struct pk_console *pk_console_register(const struct pk_console_ops *ops, void *ctx, int loglevel);
 
 /**
  * pk_console_unregister() - remove a console.  Waits until no thread is
- * inside its write() (bounded: a write stuck for ever leaves the console
- * detached but not released), then calls release().
+ * inside its write() (bounded: about 5 s; a write stuck for ever leaves
+ * the console detached but not released), then calls release().
+ * @con: a console returned by a register call or pk_console_find(); the
+ *       handle is invalid after the call.
  * Context: any thread, not from a signal handler; not cancelled midway.
  * Return: 0, -EINVAL if @con is not registered, -EBUSY if a write stayed
  * stuck (the console is detached; release() is not called), -EDEADLK from
@@ -119,6 +137,7 @@ int pk_console_unregister(struct pk_console *con);
 
 /**
  * pk_console_set_format() - set @con's output format from its next record.
+ * @con: a registered console.
  * @fmt: an enum pk_format, ORed with PK_FMT_F_TID, PK_FMT_F_LEVEL,
  *       PK_FMT_F_CTIME, PK_FMT_F_RFC3339.
  * Also takes the local UTC offset again (see PK_FMT_F_CTIME).
@@ -130,6 +149,8 @@ int pk_console_set_format(struct pk_console *con, unsigned fmt);
 /**
  * pk_console_set_loglevel() - print on @con only records with a level
  * below @loglevel (0-8); < 0: follow the global loglevel (pk_set_loglevel()).
+ * @con:      a registered console.
+ * @loglevel: 0-8, or < 0.
  * Context: any thread, not from a signal handler.
  * Return: 0, or -EINVAL for a NULL @con or @loglevel > 8.
  */
@@ -156,7 +177,8 @@ struct pk_console *pk_console_find(const char *name);
 
 /**
  * pk_console_name() - @con's name (see pk_console_find()).
- * Context: any thread.
+ * @con: a registered console, or NULL.
+ * Context: any thread, async-signal-safe.
  * Return: a string valid as long as @con is registered; "" for NULL.
  */
 const char *pk_console_name(const struct pk_console *con);
@@ -173,14 +195,27 @@ struct pk_console_stats {
 	uint64_t busy_ns;	/* time spent inside write() */
 	uint64_t reserved[8];	/* zero: later counters */
 };
+
+/**
+ * pk_console_stats_get() - read @con's counters.
+ * @con: a registered console.
+ * @st:  filled, reserved zeroed; st->name is @con's name, valid while
+ *       @con is registered.  Each counter is read on its own (relaxed),
+ *       not a snapshot of all at one instant.
+ * The counters count since the console was registered.
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: 0, or -EINVAL for a NULL @con or @st.
+ */
 int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st);
 
 /* ---- built-in drivers ---- */
 
 /*
  * A driver instance: ops plus context, before it is registered.  The
- * *_make() constructors fill one; pk_console_register_driver() registers
- * it (the console then owns the context and frees it through release()).
+ * *_make() constructors fill one (all of it: reserved zeroed);
+ * pk_console_register_driver() registers it (the console then owns the
+ * context and frees it through release()).  A made driver that is never
+ * registered is freed by calling drv.ops->release(drv.ctx).
  */
 struct pk_console_driver {
 	const struct pk_console_ops *ops;
@@ -189,38 +224,64 @@ struct pk_console_driver {
 	uint64_t reserved[2];	/* zero: later fields */
 };
 
-/*
- * fd: write(2) to a file descriptor (not closed on release).  If it is a
- * pipe or socket (looked at once, here) whose reader goes away, writes
- * fail with EPIPE and count as write errors: the process gets no SIGPIPE.
- * On a pipe that costs two sigprocmask calls per write in the caller's
- * thread (none in the library's printer threads).
+/**
+ * pk_console_fd_make() - a driver that write(2)s to a file descriptor.
+ * @fd:  an open descriptor; it stays the caller's (not closed on release)
+ *       and must stay open while the console is registered.
+ * @out: filled with the driver (format PK_FMT_HUMAN).
+ *
+ * write() and write_atomic() are the same async-signal-safe write(2).  If
+ * @fd is a pipe or socket (looked at once, here) whose reader goes away,
+ * writes fail with EPIPE and count as write errors: the process gets no
+ * SIGPIPE.  On a pipe that costs two sigprocmask calls per write in the
+ * caller's thread (none in the library's printer threads).
+ * Context: any thread, not from a signal handler (allocates).
+ * Return: 0 with @out filled, or -EINVAL for @fd < 0 or a NULL @out,
+ * -ENOMEM.
  */
 int pk_console_fd_make(int fd, struct pk_console_driver *out);
 
-/*
- * file: O_APPEND to @path (O_CLOEXEC).  A new file is created with mode
- * 0600, less the umask, unless @flags has PK_FILE_MODE(mode); an existing
- * one keeps its mode.  PK_FILE_FSYNC: fsync each write.  @path may be a
+/**
+ * pk_console_file_make() - a driver that appends to the file at @path.
+ * @path:  the log's path; a FIFO is allowed (see below).
+ * @flags: PK_FILE_FSYNC (fsync() after each write) and PK_FILE_MODE(mode)
+ *         (permission bits of a new file).
+ * @out:   filled with the driver (format PK_FMT_HUMAN).
+ *
+ * The file is opened O_APPEND, O_CLOEXEC and O_NOCTTY.  A new file is
+ * created (O_EXCL) with mode 0600, less the umask, unless @flags has
+ * PK_FILE_MODE(mode); an existing one keeps its mode.  @path may be a
  * FIFO: -ENXIO if nobody has it open for reading, and as a pipe for
  * pk_console_fd_make() after that.
  *
- * In a sticky, world-writable directory such as /tmp, a symlink is
- * followed, and an existing file opened, only if it is owned by the
- * effective uid or by the directory's owner (the kernel's
+ * In a sticky, world-writable directory such as /tmp (the kernel's
  * protected_symlinks and protected_regular rules, applied whatever the
- * system's settings, to every component of @path); otherwise the call
- * says on stderr which path, object and rule, and fails with -EACCES.
- * The check and the open cannot be raced: each component is opened
- * without following and looked at through its descriptor.  The kernel's
- * own links in /proc (/dev/stderr, /proc/self/fd/N) are followed by it.
+ * system's settings, to every component of @path):
+ *   - a symlink is followed only if it is owned by the effective uid or
+ *     by the directory's owner;
+ *   - an existing file (regular or FIFO) is opened, and a directory on
+ *     the path entered, only if it is owned by the effective uid or by
+ *     the directory's owner (another user could swap what lies inside);
+ *   - a regular file with more than one hard link is never opened, even
+ *     our own (it may be any file of ours, /etc/passwd for root).
+ * Elsewhere (a directory that is not both sticky and world-writable)
+ * symlinks and files are used whoever owns them.  A refusal says on
+ * stderr which path, which component (escaped: a name may come from
+ * another user's symlink) and which rule, and fails with -EACCES.  The
+ * check and the open cannot be raced: each component is opened without
+ * following and looked at through its descriptor.  The kernel's own
+ * links in /proc (/dev/stderr, /proc/self/fd/N) are followed by it.
  *
  * The records are written rendered (PK_FMT_HUMAN unless set otherwise),
- * so control bytes are escaped; PK_FMT_RAW writes them as they are.
- * Return: 0 with @out filled, or a negative errno: -EINVAL (bad
- * arguments or flags), -EACCES (refused by the rules above, or by the
- * file's permissions), -ENXIO (a FIFO without a reader), -ELOOP,
- * -ENOENT, -EISDIR, -ENAMETOOLONG and the like from open(2), -ENOMEM.
+ * so control bytes are escaped; PK_FMT_RAW writes them as they are.  The
+ * console notices a renamed or removed path by itself (see
+ * pk_console_file_make_opts()).
+ * Context: any thread, not from a signal handler (allocates).
+ * Return: 0 with @out filled, or a negative errno: -EINVAL (a NULL or
+ * empty @path, a NULL @out, unknown @flags), -EACCES (refused by the
+ * rules above, or by the file's permissions), -ENXIO (a FIFO without a
+ * reader), -ELOOP (more than 40 symlinks), -ENOENT, -ENOTDIR, -EISDIR,
+ * -ENAMETOOLONG and the like from open(2), -ENOMEM.
  */
 #define PK_FILE_FSYNC	0x1u
 #define PK_FILE_MODE(mode)	(0x10000u | ((unsigned)(mode) & 0777u) << 20)
@@ -248,8 +309,13 @@ struct pk_file_opts {
 	uint64_t reserved[4];	/* zero: later options */
 };
 
-/*
+/**
  * pk_console_file_make_opts() - pk_console_file_make() with options.
+ * @path: as for pk_console_file_make().
+ * @o:    the options (struct pk_file_opts, zero-initialised: reserved
+ *        must be zero).
+ * @out:  filled with the driver.
+ *
  * Every file console, this one or pk_console_file_make()'s, also notices
  * by itself that its path was renamed or removed (logrotate's "create"
  * mode): at most once a second, before a normal write(), it compares the
@@ -262,62 +328,126 @@ struct pk_file_opts {
  * open at the time is written, whatever its size.  If an open fails, the
  * console keeps writing the file it has and says so once on stderr.
  * Context: any thread, not from a signal handler.
- * Return: as pk_console_file_make(); -EINVAL also for rotate_count > 999
- * or unknown @o->flags.
+ * Return: as pk_console_file_make(); -EINVAL also for a NULL @o,
+ * rotate_count > 999, mode bits outside 0777 or unknown @o->flags.
  */
 int pk_console_file_make_opts(const char *path, const struct pk_file_opts *o,
 			      struct pk_console_driver *out);
 
-/*
+/**
  * pk_console_reopen() - open a file console's path again now, by the same
  * rules as when it was made, for logrotate's postrotate script (which
  * typically signals the program: call this from the main loop, not from
  * the signal handler).  Records printed before the call went to the old
  * file, those after to the new one; none is lost or split between them.
  * @con: a console returned by pk_console_register_driver() for a file
- *       driver; NULL: every registered file console, and every file
- *       console wrapped in another driver (throttle) too.
+ *       driver; NULL: every file driver made and not yet released, those
+ *       wrapped in another driver (throttle) included.
  * Context: any thread, not from a signal handler.
- * Return: 0; -EINVAL if @con is not a registered file console; else the
- * open's negative errno (for NULL the first failure, after trying all),
- * and that console keeps writing its old file.
+ * Return: 0; -EINVAL if @con is not a registered file console (a throttled
+ * one included: use NULL); -EBUSY if a rotation of that console stayed in
+ * progress for 2 s; else the open's negative errno (for NULL the first
+ * failure, after trying all), and that console keeps writing its old file.
  */
 int pk_console_reopen(struct pk_console *con);
 
-/*
- * throttle: make @inner behave like a serial line of @bytes_per_sec
- * (115200 baud is 11520 B/s).  Takes over @inner.
+/**
+ * pk_console_throttle_make() - a driver that makes @inner behave like a
+ * serial line of @bytes_per_sec (115200 baud is 11520 B/s).
+ * @inner:         a made driver; taken over on success (released with the
+ *                 throttle), still the caller's on failure.
+ * @bytes_per_sec: the line's rate, > 0.
+ * @out:           filled with the driver (may be @inner itself); its
+ *                 format is @inner's.
+ *
+ * A write of N bytes returns no earlier than N / @bytes_per_sec seconds
+ * after it started (and after the previous write's line time ran out).
+ * write_atomic() paces the same way (with clock_nanosleep(),
+ * async-signal-safe) and exists only if @inner has one.
+ * Context: any thread, not from a signal handler (allocates).
+ * Return: 0 with @out filled; -EINVAL for a NULL @inner, @out or
+ * inner->ops, no write callback, or a zero rate; -ENOMEM.
  */
 int pk_console_throttle_make(const struct pk_console_driver *inner, unsigned long bytes_per_sec,
 			     struct pk_console_driver *out);
 
-/*
- * syslog: one datagram per line to a syslog daemon's socket (@socket_path,
- * NULL: /dev/log) as "<PRI>IDENT[PID]: text", the level and facility
- * taken from the record.  Talks to the socket itself instead of calling
- * syslog(3), which takes a lock: safe in a signal handler.  @ident: NULL
- * for the program's name.  Reconnects once if the daemon restarted.
+/**
+ * pk_console_syslog_make() - a driver that sends each line to a syslog
+ * daemon's datagram socket as "<PRI>IDENT[PID]: text", the level and
+ * facility taken from the record (RFC 3164 without time and host, which
+ * the daemon adds).
+ * @socket_path: the daemon's Unix socket; NULL: /dev/log.
+ * @ident:       the tag; NULL: the program's name.  Cut at 63 bytes.
+ * @out:         filled with the driver (format PK_FMT_SYSLOG).
+ *
+ * Talks to the socket itself instead of calling syslog(3), which takes a
+ * lock: write() and write_atomic() are the same async-signal-safe send()
+ * (never blocking, never SIGPIPE).  A line longer than about 2 KiB is cut.
+ * Reconnects once per line if the daemon restarted.  The socket is
+ * connected here, so the daemon must be listening.
+ * Context: any thread, not from a signal handler (allocates).
+ * Return: 0 with @out filled; -EINVAL for a NULL @out or a socket path of
+ * 108 bytes or more; -ENOMEM; the error of socket(2) or connect(2)
+ * (-ENOENT, -ECONNREFUSED: no daemon listening; -EACCES).
  */
 int pk_console_syslog_make(const char *socket_path, const char *ident,
 			   struct pk_console_driver *out);
 
-/*
- * netconsole: each console write as one UDP datagram to @host:@port (a
- * numeric IPv4 or IPv6 address, or a name resolved now).  Never blocks: a
- * dead or unreachable peer costs a counted write error, never a stall.
+/**
+ * pk_console_net_make() - a driver that sends each console write as one
+ * UDP datagram to @host:@port, as Linux's netconsole.
+ * @host: a numeric IPv4 or IPv6 address, or a name resolved now
+ *        (getaddrinfo(), the first address).
+ * @port: 1-65535.
+ * @out:  filled with the driver (format PK_FMT_HUMAN).
+ *
+ * A datagram carries at most 1400 bytes (a longer write goes out as
+ * several).  write() and write_atomic() are the same non-blocking send()
+ * on a connected socket: a dead or unreachable peer costs a counted write
+ * error, never a stall, never SIGPIPE.
+ * Context: any thread, not from a signal handler (allocates, may resolve
+ * a name).
+ * Return: 0 with @out filled; -EINVAL for a NULL or empty @host, a port
+ * outside 1-65535 or a NULL @out; -EHOSTUNREACH if @host cannot be
+ * resolved; -ENOMEM; the error of socket(2) or connect(2).
  */
 int pk_console_net_make(const char *host, unsigned port, struct pk_console_driver *out);
 
+/**
+ * pk_console_register_driver() - register a made driver as a console.
+ * @drv:      a driver filled by a *_make() constructor (or by hand: ops,
+ *            ctx and format, reserved zeroed).
+ * @loglevel: as for pk_console_register().
+ *
+ * As pk_console_register(), but the console prints in drv->format and
+ * owns drv->ctx: it is released (drv->ops->release) when the console is
+ * unregistered, and also at once if the registration fails, so the
+ * driver is consumed either way.
+ * Context: any thread, not from a signal handler.
+ * Return: the console, or NULL with errno set: EINVAL for a NULL @drv or
+ * drv->ops, and the errors of pk_console_register().
+ */
 struct pk_console *pk_console_register_driver(const struct pk_console_driver *drv, int loglevel);
 
-/*
- * pk_console_register_spec() - register consoles from PK_CONSOLE syntax:
- * a comma-separated list of stderr, stdout, fd:N, file:PATH, syslog,
- * syslog:SOCKET, net:HOST:PORT (net:[::1]:6666 for IPv6), each optionally
- * followed by @LEVEL (a digit as console_loglevel, or a level name meaning
- * that level and worse) and/or %BYTES_PER_SEC (throttle).
- * A bad entry is reported on stderr and skipped; the others are kept.
- * Return: the number of consoles registered, or a negative errno.
+/**
+ * pk_console_register_spec() - register consoles from PK_CONSOLE syntax.
+ * @spec: a comma-separated list of entries, stderr, stdout, fd:N,
+ *        file:PATH, syslog, syslog:SOCKET, net:HOST:PORT (net:[::1]:6666
+ *        for IPv6), each optionally followed by @LEVEL (a digit as
+ *        console_loglevel, or a level name meaning that level and worse)
+ *        and/or %BYTES_PER_SEC (throttle), then by its options
+ *        (fmt=, tid=, level=, time=, loglevel=, rate=, name=, and for
+ *        file: mode= and rotate=), with quoting for any path: the grammar
+ *        is documented at pk_config_init().
+ *
+ * A bad entry (or option) is reported on stderr, naming it, and that
+ * console is skipped; the others are registered.  Unlike the consoles of
+ * PK_CONSOLE or pk_config.consoles, these are the program's: pk_init()
+ * does not replace them, and an unusable list does not fall back to
+ * stderr.
+ * Context: any thread, not from a signal handler (allocates, opens files).
+ * Return: the number of consoles registered (0 if none could be), or
+ * -EINVAL for a NULL @spec.
  */
 int pk_console_register_spec(const char *spec);
 

@@ -91,12 +91,24 @@ struct pk_dyndbg_site {
  * pk_dyndbg_printk() - print a message for an enabled site: the prefixes
  * its flags ask for ("[tid] module:function:line: "), then @fmt, at
  * PK_DEBUG, through pk_vprintk().
- * Called by the site macros after they saw PK_DYNDBG_PRINT set.
+ * @site: the call site (its flags are read once, here).
+ * @fmt:  printf-style format.
+ * Called by the site macros after they saw PK_DYNDBG_PRINT set; it does
+ * not test PK_DYNDBG_PRINT itself.
  * Context: as pk_printk(): any thread, async-signal-safe.
- * Return: as pk_printk().
+ * Return: as pk_printk(); -EINVAL also for a NULL @site.
  */
 int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/**
+ * pk_dyndbg_vprintk() - pk_dyndbg_printk() with a va_list.
+ * @site: the call site.
+ * @fmt:  printf-style format.
+ * @ap:   the arguments.
+ * Context: any thread, async-signal-safe.
+ * Return: as pk_dyndbg_printk().
+ */
 int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
@@ -117,7 +129,7 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
  * Context: any thread, not from a signal handler.
  * Return: the number of sites the queries matched (as the kernel counts:
  * a site already in the requested state counts), or -EINVAL if a query
- * was malformed.
+ * was malformed or @query is NULL.
  */
 int pk_dyndbg_query(const char *query);
 
@@ -125,6 +137,9 @@ int pk_dyndbg_query(const char *query);
  * pk_dyndbg_exec() - pk_dyndbg_query() that logs nothing: the reason a
  * query was refused goes to @err (@errlen bytes, NUL-terminated; may be
  * NULL), e.g. "unknown keyword \"fil\"".
+ * @query:  as for pk_dyndbg_query().
+ * @err:    where the reason goes, or NULL.
+ * @errlen: its size.
  * Context: any thread, not from a signal handler.
  * Return: as pk_dyndbg_query().
  */
@@ -136,6 +151,7 @@ int pk_dyndbg_exec(const char *query, char *err, size_t errlen);
  * "# filename:lineno [module]function flags format", then per site
  * "file:line [module]function =flags \"format\"" (flags "_" for none;
  * tab, CR and newline in the format escaped as \t \r \n).
+ * @fd: an open file descriptor, written with write(2).
  * Context: any thread, not from a signal handler.
  * Return: the number of sites written, or a negative errno from write().
  */
@@ -147,8 +163,11 @@ int pk_dyndbg_list(int fd);
  * header).  @cb returns 0 to go on, anything else to stop.  It runs with
  * the registry locked: it must not call pk_dyndbg functions, dlopen() or
  * dlclose(), or fork().
+ * @cb:  called per site with @ctx, the site and its line.
+ * @ctx: passed to @cb.
  * Context: any thread, not from a signal handler.
- * Return: the number of sites passed to @cb, or what @cb returned to stop.
+ * Return: the number of sites passed to @cb, or what @cb returned to stop;
+ * -EINVAL for a NULL @cb; -ENOMEM.
  */
 int pk_dyndbg_list_cb(int (*cb)(void *ctx, const struct pk_dyndbg_site *site,
 				const char *line, size_t len),
@@ -156,7 +175,9 @@ int pk_dyndbg_list_cb(int (*cb)(void *ctx, const struct pk_dyndbg_site *site,
 
 /**
  * pk_dyndbg_register_sites() - register the sites [@start, @stop) of one
- * object; called by the constructor this header emits.  A range already
+ * object; called by the constructor this header emits.
+ * @start: the object's first site (__start_pk_dyndbg).
+ * @stop:  the end of its sites (__stop_pk_dyndbg).  A range already
  * registered is counted once more.  The first registration of an object
  * names the sites that have no module, applies PK_DYNDBG to them and, with
  * PK_DYNDBG_LIST=1, lists them on stderr.
@@ -169,7 +190,10 @@ int pk_dyndbg_register_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_site
 /**
  * pk_dyndbg_unregister_sites() - undo one pk_dyndbg_register_sites();
  * the last one forgets the object (before dlclose() unmaps it).
- * Context: destructors.  Return: 0, or -ENOENT if not registered.
+ * @start: the range's first site, as registered.
+ * @stop:  the end of the range, as registered.
+ * Context: destructors (any thread, not from a signal handler).
+ * Return: 0, or -ENOENT if that range is not registered.
  */
 int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_site *stop);
 

@@ -72,6 +72,7 @@ int pk_hex_dump_to_buffer(const void *buf, size_t len, int rowsize, int groupsiz
  * @buf, @len:   the bytes; @len 0 prints nothing.
  *
  * Context: any thread, async-signal-safe (as pk_printk()).
+ * Return: nothing (each row's pk_printk() result is not reported).
  */
 void pk_print_hex_dump(int level, const char *prefix_str, int prefix_type, int rowsize,
 		       int groupsize, const void *buf, size_t len, bool ascii);

@@ -90,7 +90,11 @@ static inline int pk__kern_level(const char *s)
 	return s[1] == 'c' ? PK_LEVEL_CONT : PK_LEVEL_DEFAULT;
 }
 
-/* printk_get_level(): the level character after a leading KERN_SOH, or 0. */
+/*
+ * printk_get_level() - the level character of @buffer's KERN_* prefix.
+ * Context: any thread, async-signal-safe.
+ * Return: '0'-'7' or 'c' after a leading KERN_SOH, else 0.
+ */
 static inline int printk_get_level(const char *buffer)
 {
 	if (buffer[0] == KERN_SOH_ASCII && buffer[1]) {
@@ -103,7 +107,11 @@ static inline int printk_get_level(const char *buffer)
 	return 0;
 }
 
-/* printk_skip_level(): @buffer after its level prefix, if any. */
+/*
+ * printk_skip_level() - @buffer after its KERN_* prefix, if any.
+ * Context: any thread, async-signal-safe.
+ * Return: @buffer + 2 if it starts with a level prefix, else @buffer.
+ */
 static inline const char *printk_skip_level(const char *buffer)
 {
 	return printk_get_level(buffer) ? buffer + 2 : buffer;

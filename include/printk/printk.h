@@ -88,6 +88,21 @@ enum pk_mode {
 #define PK_CFG_CRASH_HANDLER	0x04u	/* install the crash handler at init */
 #define PK_CFG_BUFFER_CLEAR	0x08u	/* persistent store: start afresh */
 
+/*
+ * The configuration pk_init() takes.  ABI: like every public struct a
+ * caller allocates, it ends in reserved space that must be zero, so that
+ * later versions can add fields without changing its size.  Fill it with
+ * pk_config_init() (which zeroes all of it first) or a designated
+ * initializer (struct pk_config cfg = { .buffer_size = ..., ... }, which
+ * zeroes what it does not name), never field by field on the stack.
+ *
+ * buffer_size is the whole store's size (header and descriptors
+ * included), from PK_BUFFER_SIZE_MIN to PK_BUFFER_SIZE_MAX: the store used
+ * is the largest whose power-of-two data ring, plus a quarter of it for
+ * descriptors, plus the 512-byte header, fits in it.  The default (1 MiB)
+ * thus has a 512 KiB data ring; PK_BUFFER_SIZE names the data ring itself
+ * (see pk_config_init()).
+ */
 struct pk_config {
 	size_t buffer_size;		/* record store bytes (header included) */
 	const char *buffer_path;	/* NULL: anonymous memory; else a file */
@@ -109,6 +124,15 @@ struct pk_config {
 
 /**
  * pk_config_init() - fill @cfg with defaults, then apply the environment.
+ * @cfg: the configuration to fill; all of it is written (reserved zeroed).
+ *
+ * Defaults: buffer_size PK_BUFFER_SIZE_DEFAULT, buffer_path NULL, mode
+ * PK_MODE_HANDOFF, console_loglevel 7, print_budget_us
+ * PK_PRINT_BUDGET_DEFAULT_US, flags 0, default_level PK_WARNING, facility
+ * 1 (LOG_USER), consoles NULL ("stderr").  The variables are read with
+ * secure_getenv(): a set-user-ID, set-group-ID or file-capability program
+ * ignores them all.  The strings @cfg then points to (buffer_path,
+ * consoles) belong to the environment.
  *
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
@@ -152,14 +176,20 @@ struct pk_config {
  *   file:"/var/log/a,b@c%d.log"@info,fmt=json
  *   file:/var/log/a\,b\@c\%d.log
  * Inside quotes, \" and \\ stand for " and \.  A bad entry or option is
- * named on stderr and that console skipped; the others are kept.
+ * named on stderr and that console skipped; the others are kept.  At
+ * init, a list none of whose entries can be used falls back to stderr
+ * (said once on stderr); a set but empty PK_CONSOLE registers no console.
+ * Numbers: fd:N up to 2^20, a port 1-65535, a rate 1-10^9 bytes/s.
  *
  * Context: any thread, not async-signal-safe (reads the environment).
+ * Return: nothing.
  */
 void pk_config_init(struct pk_config *cfg);
 
 /**
- * pk_init() - set libprintk up with @cfg (NULL: pk_config_init() defaults).
+ * pk_init() - set libprintk up with @cfg, or apply @cfg to the running library.
+ * @cfg: the configuration (NULL: pk_config_init()'s defaults); its strings
+ *       need to live only for the call.
  *
  * Optional: the first pk_printk() outside a signal handler initialises
  * with the defaults.  Records stored before (from signal handlers, or
@@ -177,34 +207,69 @@ void pk_config_init(struct pk_config *cfg);
  * buffer_path, or another size of anonymous store) is adopted: the
  * records this process stored so far are copied into it, in order, and
  * the old one is released; callers meanwhile store into the early store
- * and are moved after.  If the new store cannot be opened, the current
- * one is kept and its error returned: a later pk_init() with a good path
- * adopts it (the path that failed last gets the same error again,
- * without another warning).  What cannot change: PK_CFG_CRASH_HANDLER installs the
- * handler but never removes it, PK_CFG_NO_ATEXIT cannot take back the exit
- * flush, and PK_CFG_BUFFER_CLEAR only acts on a store being opened.
+ * and are moved after.  Readers of this process's store (pk_reader_open())
+ * must be closed before a pk_init() that changes the store.  If the new
+ * store cannot be opened, the current one is kept and its error returned:
+ * a later pk_init() with another path tries again, but the path that
+ * failed last gets the same error again, without another warning and
+ * without another try.
+ *
+ * What cannot change: PK_CFG_CRASH_HANDLER installs the handler but never
+ * removes it, PK_CFG_NO_ATEXIT cannot take back the exit flush once it is
+ * registered, and PK_CFG_BUFFER_CLEAR only acts on a store being opened.
+ *
  * A store file (buffer_path) that cannot be used is never fatal: one line
- * on stderr names the path and the reason (another user's file, a
- * symlink, a group- or world-writable file, not a store, another size, no
- * permission, ...), and records are then kept in anonymous memory, with
- * the consoles printing as usual.  A new store file is created mode 0600
- * (the umask may only narrow it).
- * Context: any thread, not from a signal handler.
- * Return: 0; -EINVAL for a bad config; -EDEADLK from inside a console's
- * write(); -EBUSY if the store was to change while a pk_printk() call
- * stayed inside it for 2 s (nothing changed then); -EAGAIN if printer
- * threads for the new mode could not be started (the old mode stays);
- * other negative errno from opening the store file named by
- * cfg->buffer_path, in which case the library is set up all the same,
- * with records in memory (call pk_shutdown() before trying another
- * store).  A store named by PK_BUFFER (the user's, not the program's
- * choice: pk_init(NULL), the first pk_printk(), or a buffer_path equal
- * to PK_BUFFER) gives 0 after the warning.
+ * on stderr names the path and the reason, and at first initialisation
+ * the records are then kept in anonymous memory, with the consoles
+ * printing as usual.  An existing file is used only if it is a regular
+ * file, not a symlink, owned by the effective uid, not writable by group
+ * or others, and has one link (one name); an empty one is formatted.  A
+ * new store file is created mode 0600 (the umask may only narrow it).
+ *
+ * Context: any thread, not from a signal handler, not from a console's
+ * write(); calls are serialised with each other.  pk_printk() may run
+ * concurrently with it; pk_shutdown() may not.
+ * Return: 0, or a negative errno:
+ *   -EINVAL     a bad @cfg (buffer_size outside PK_BUFFER_SIZE_MIN..MAX,
+ *               an unknown mode, console_loglevel outside 0-8,
+ *               default_level outside PK_EMERG..PK_DEBUG, facility
+ *               outside 0-23); nothing changed.
+ *   -EDEADLK    called from inside a console's write(); nothing changed.
+ *   -EALREADY   called while this same thread is initialising the library
+ *               (a signal handler that interrupted pk_init()).
+ *   -EBUSY      the store was to change, but a pk_printk() call stayed
+ *               inside the old one for 2 s: the store was not changed
+ *               (the rest of @cfg was applied).
+ *   -EAGAIN     a thread the mode needs (the rescue thread, or a
+ *               console's printer thread) could not be started; the rest
+ *               of @cfg, the mode included, is applied all the same (in
+ *               handoff mode the print budget is then unbounded; in thread
+ *               mode a console without its printer thread is printed only
+ *               from emergency sections, pk_panic() and the crash
+ *               handler).  Also when another thread's initialisation did
+ *               not finish within 10 s, and at first initialisation when
+ *               the rescue thread could not be started (the library is
+ *               then not set up).
+ *   -ENOMEM     no memory for the store or for copying into a new one.
+ *   store errors from opening cfg->buffer_path: -EPERM (another owner,
+ *               writable by group or others, more than one link), -ELOOP
+ *               (a symlink), -EISDIR, -EINVAL (not a regular file, not a
+ *               store, a store of another size), -EPROTO (another store
+ *               format version), -EACCES, -ENOENT, ... from open(2) or
+ *               mmap(2).  At first initialisation the library is set up
+ *               all the same, with records in memory; on a running
+ *               library the store in use is kept.  A store named by
+ *               PK_BUFFER (the user's, not the program's choice:
+ *               pk_init(NULL), the first pk_printk(), or a buffer_path
+ *               equal to PK_BUFFER) gives 0 after the warning.
  */
 int pk_init(const struct pk_config *cfg);
 
 /**
- * pk_set_loglevel() - set the global console loglevel: consoles that follow
+ * pk_set_loglevel() - set the global console loglevel.
+ * @loglevel: 0 (print nothing) to 8 (print everything).
+ *
+ * Consoles that follow
  * it (registered with loglevel < 0, and PK_CONSOLE entries without one)
  * print records with a level below @loglevel.  pk_init() sets it from
  * console_loglevel.
@@ -242,6 +307,15 @@ int pk_get_loglevel(void);
  * libprintk could not be initialised.
  */
 int pk_printk(int level, const char *fmt, ...) PK__PRINTF(2, 3);
+
+/**
+ * pk_vprintk() - pk_printk() with the arguments in a va_list.
+ * @level: as for pk_printk().
+ * @fmt:   as for pk_printk().
+ * @ap:    the arguments; used up by the call (va_end() stays the caller's).
+ * Context: as pk_printk(): any thread, async-signal-safe, emergency-safe.
+ * Return: as pk_printk().
+ */
 int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 
 #define pk_emerg(...)	pk_printk(PK_EMERG, __VA_ARGS__)
@@ -265,40 +339,68 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
  * passing what remains to the library's rescue thread at the deadline.
  * @timeout_ms: < 0 waits for ever; otherwise the call returns by then
  *              (plus at most one record's write).
+ * Before initialisation (or after pk_shutdown()) it initialises the
+ * library, as pk_printk() does.
  * Context: any thread, not from a signal handler.
- * Return: 0; -ETIMEDOUT; -EDEADLK from inside a console's write().
+ * Return: 0 when every console has caught up; -ETIMEDOUT if one had not
+ * by the deadline; -EDEADLK from inside a console's write() (it would
+ * wait for itself); -ENOMEM, -EAGAIN or a store error if the library
+ * could not be initialised.
  */
 int pk_flush(int timeout_ms);
 
 /**
- * pk_shutdown() - flush (at most 10 s), stop the library's threads,
- * unregister consoles and release the store.  pk_printk() after it
- * initialises afresh.  From inside a console's write() it does nothing.
- * Context: one thread, with no concurrent pk_printk().
+ * pk_shutdown() - flush (at most 10 s in all, or 5 s without progress),
+ * stop the library's threads, unregister every console (calling its
+ * release()) and release the store.  pk_printk() after it initialises
+ * afresh.  It does nothing before initialisation, or from inside a
+ * console's write().  Readers of this process's store (pk_reader_open())
+ * must be closed before it.
+ * Context: one thread, not from a signal handler, with no concurrent
+ * pk_printk() or pk_init().
+ * Return: nothing.
  */
 void pk_shutdown(void);
 
 /**
  * pk_emergency_enter() / pk_emergency_exit() - records this thread stores
- * in between are printed by the caller at once, in every mode.  Nests.
- * Context: any thread, async-signal-safe.
+ * in between are printed by the caller at once, in every mode (taking
+ * each console over at a record boundary, by force if its owner does not
+ * yield in time), and are flagged PK_REC_EMERG.  Nests: a per-thread
+ * count; an exit without an enter is ignored.
+ * Context: any thread, async-signal-safe, lock-free (a thread-local count).
+ * Return: nothing.
  */
 void pk_emergency_enter(void);
 void pk_emergency_exit(void);
 
 /**
- * pk_panic() - store the message, stop normal printing, take every console
- * (by hostile takeover if its owner is stuck), print everything pending and
- * abort().
- * Context: any thread or signal handler.
+ * pk_panic() - store "Kernel panic - not syncing: <message>" and a
+ * backtrace, stop normal printing, take every console (by hostile
+ * takeover if its owner is stuck), print everything pending and abort()
+ * (SIGABRT with its default action: the crash handler does not run
+ * again).  Before initialisation everything goes to stderr.  If another
+ * thread is panicking already, the message is stored, and the caller
+ * waits 10 s for that thread to finish and then aborts.
+ * @fmt: printf-style format of the message (NULL prints "(null)").
+ * Context: any thread or signal handler, emergency-safe.
+ * Return: does not return.
  */
 PK__NORETURN void pk_panic(const char *fmt, ...) PK__PRINTF(1, 2);
 
 /**
  * pk_crash_handler_install() - on SIGSEGV, SIGBUS, SIGILL, SIGFPE and
  * SIGABRT print the signal, fault address, thread and a backtrace, flush
- * everything pending, then re-raise the signal with its default action.
- * Return: 0 or a negative errno from sigaction().
+ * everything pending, then re-raise the signal with its default action
+ * (so core dumps still work).  The handlers replace the program's own for
+ * those signals (they do not chain to them) and run on an alternate
+ * signal stack (64 KiB, set for the first thread that calls this), so
+ * that thread's stack overflow is reported too.  Calling it again
+ * installs the handlers again.  PK_CFG_CRASH_HANDLER and PK_CRASH_HANDLER=1
+ * call it at init.
+ * Context: any thread, not from a signal handler (it may load libgcc for
+ * backtrace() first, so that the handler does not have to).
+ * Return: 0, or a negative errno from sigaction() (-EINVAL).
  */
 int pk_crash_handler_install(void);
 
@@ -321,7 +423,11 @@ struct pk_stats {
 
 /**
  * pk_stats_get() - read the record store's counters.
- * Context: any thread.  Return: 0, or -ENODEV before initialisation.
+ * @st: filled, reserved zeroed; each counter read on its own (relaxed),
+ *      not a snapshot of all at one instant.
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: 0; -EINVAL for a NULL @st; -ENODEV before initialisation,
+ * after pk_shutdown(), or while pk_init() is changing the store.
  */
 int pk_stats_get(struct pk_stats *st);
 
@@ -339,7 +445,27 @@ struct pk_flush_stats {
 	uint64_t stuck_skips;		/* callers that returned: owner stuck in write */
 	uint64_t reserved[8];		/* zero: later counters */
 };
+
+/**
+ * pk_flush_stats_get() - read the flush machinery's counters.
+ * @st: filled, reserved zeroed; each counter read on its own (relaxed),
+ *      not a snapshot.  They count since the library was last initialised
+ *      from scratch (the first pk_init(), or the first after
+ *      pk_shutdown()) or pk_flush_stats_reset(); a pk_init() that
+ *      reconfigures a running library keeps them.  All zero before
+ *      initialisation.
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: 0, or -EINVAL for a NULL @st.
+ */
 int pk_flush_stats_get(struct pk_flush_stats *st);
+
+/**
+ * pk_flush_stats_reset() - set the flush counters and the printer shares
+ * (pk_printer_shares()) to zero.  Counters that other threads update
+ * meanwhile may keep an increment made during the call.
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: nothing.
+ */
 void pk_flush_stats_reset(void);
 
 /** Console bytes written by one thread (printer share). */
@@ -351,9 +477,19 @@ struct pk_printer_share {
 	uint64_t reserved[2];		/* zero: later fields */
 };
 /**
- * pk_printer_shares() - bytes each thread wrote to consoles since init or
- * pk_flush_stats_reset().  Fills up to @max entries.
- * Return: the number of threads known (may exceed @max).
+ * pk_printer_shares() - bytes and records each thread wrote to consoles.
+ * @out: up to @max entries to fill (reserved zeroed), in no particular
+ *       order; NULL only counts.
+ * @max: how many entries @out holds.
+ *
+ * Counts since the process started or the last pk_flush_stats_reset()
+ * (pk_shutdown() and pk_init() keep them).  Only threads that wrote at
+ * least one byte are listed; up to 512 threads are told apart, later ones
+ * are not counted per thread.  Each entry is read without a lock while
+ * printing goes on.
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: the number of threads that wrote something (may exceed @max:
+ * call again with a larger array to see them all).
  */
 int pk_printer_shares(struct pk_printer_share *out, int max);
 

@@ -88,8 +88,12 @@ int pk_ratelimit(struct pk_ratelimit_state *rs, const char *func);
 /**
  * pk_ratelimit_state_init() - set @rs to @interval jiffies and @burst,
  * with nothing printed or missed and no flags.
+ * @rs:       the state.
+ * @interval: jiffies (milliseconds); 0: no limit.
+ * @burst:    callers let through per interval.
  * Context: any thread, async-signal-safe; not concurrently with other
  * calls on @rs.
+ * Return: nothing.
  */
 void pk_ratelimit_state_init(struct pk_ratelimit_state *rs, int interval, int burst);
 
@@ -98,7 +102,9 @@ void pk_ratelimit_state_init(struct pk_ratelimit_state *rs, int interval, int bu
  * calls missed, print "<comm>: <missed> output lines suppressed due to
  * ratelimiting" at PK_WARNING (comm: the thread's name) and reset the
  * count.  Without the flag it does nothing.
+ * @rs: the state.
  * Context: any thread, async-signal-safe.
+ * Return: nothing.
  */
 void pk_ratelimit_state_exit(struct pk_ratelimit_state *rs);
 
@@ -106,6 +112,7 @@ void pk_ratelimit_state_exit(struct pk_ratelimit_state *rs);
  * pk_printk_ratelimit() - the kernel's printk_ratelimit(): one state
  * shared by the whole program, PK_RATELIMIT_INTERVAL_DEFAULT and
  * PK_RATELIMIT_BURST_DEFAULT.
+ * @func: the caller's name for the "callbacks suppressed" report.
  * Context: any thread, async-signal-safe.
  * Return: 1 go ahead; 0 suppressed.
  */

@@ -5,7 +5,8 @@
  *
  * Readers are lockless and never disturb writers.  Each reader has its own
  * position; any number may run at once, concurrently with any number of
- * writers.  Every record a reader returns has been validated after it was
+ * writers.  One reader is not itself thread-safe: use it from one thread
+ * at a time (or lock around it).  Every record a reader returns has been validated after it was
  * copied; records that were overwritten while being read, or never
  * committed, are skipped and show up as a jump in seq.
  */
@@ -29,6 +30,7 @@ extern "C" {
 #define PK_REC_NOEOL	0x0004u	/* text did not end a line */
 #define PK_REC_EMERG	0x0008u	/* stored inside an emergency section or panic */
 
+/* One record, as a reader returns it (reserved zeroed by the library). */
 struct pk_record {
 	uint64_t seq;		/* sequence number, gapless as assigned */
 	uint64_t ts_ns;		/* CLOCK_MONOTONIC at store time */
@@ -46,42 +48,94 @@ struct pk_reader;
 
 /**
  * pk_reader_open() - a reader of this process's store, at its oldest record.
+ *
+ * Initialises the library first if needed.  The reader reads the store in
+ * use when it was opened: close it before pk_shutdown() or a pk_init()
+ * that changes the store, which release that store.
  * Context: any thread, not async-signal-safe (allocates).
- * Return: a reader, or NULL with errno set.
+ * Return: a reader, or NULL with errno set: ENOMEM, or the error of
+ * initialising the library.
  */
 struct pk_reader *pk_reader_open(void);
 
 /**
- * pk_reader_open_file() - a reader of the persistent store at @path.
+ * pk_reader_open_file() - a read-only reader of the persistent store at
+ * @path, at its oldest record (or its clear point, pk_reader_clear()).
+ * @path: the store file; a symlink is followed.
+ *
  * The file is untrusted: it is validated before use and every offset and
- * length read from it is checked.  It is mapped, so if another process
- * truncates it while the reader is open, reading the lost pages raises
- * SIGBUS in the calling thread (pkmsg catches it and exits with status 1);
- * the library installs no handler of its own.
- * Return: a reader, or NULL with errno set (ENOENT, EINVAL for a file that
- * is not a store, EPROTO for another format version, ...).
+ * length read from it is checked.  Another user's store may be read if
+ * the file's permissions allow it (the writers' ownership rules do not
+ * bind readers).  If no process has the store open (a post-mortem read),
+ * records left half-written by a dead writer are skipped at once; while a
+ * writer is alive, a record in progress holds pk_reader_next() back
+ * (it returns 0) until it is committed or, once later records exist, for
+ * at most 1 s.  The file is mapped, so if
+ * another process truncates it while the reader is open, reading the lost
+ * pages raises SIGBUS in the calling thread (pkmsg catches it and exits
+ * with status 1); the library installs no handler of its own.
+ * Context: any thread, not async-signal-safe (allocates).
+ * Return: a reader, or NULL with errno set: EINVAL for a NULL @path or a
+ * file that is not a regular file or not a valid store (truncated, too
+ * short, too large, a corrupt header), EPROTO for another format version,
+ * ENOMEM, or the error of open(2), fstat(2) or mmap(2) (ENOENT, EACCES,
+ * ...).
  */
 struct pk_reader *pk_reader_open_file(const char *path);
 
 /**
  * pk_reader_next() - copy the next record into @rec.
- * Return: 1 record; 0 nothing more now; < 0 -errno.  rec->seq jumps over
- * records that were lost (overwritten before they were read, or never
- * committed).
+ * @r:   the reader.
+ * @rec: filled (reserved zeroed); rec->text points into @r and stays
+ *       valid until the next call on @r or pk_reader_close().
+ *
+ * rec->seq jumps over records that were lost (overwritten before they
+ * were read, or never committed): pk_reader_tell() before the call says
+ * where the gap began.  Lock-free: never waits for a writer (see
+ * pk_reader_wait() to wait for new records).
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: 1 a record was copied; 0 nothing more now; -EINVAL for a NULL
+ * @r or @rec.
  */
 int pk_reader_next(struct pk_reader *r, struct pk_record *rec);
 
 /**
- * pk_reader_seek() - continue at @seq (clamped to what the store holds).
+ * pk_reader_seek() - continue at @seq.
+ * @r:   the reader (NULL: nothing is done).
+ * @seq: clamped to what the store holds now: below the oldest record it
+ *       means the oldest, above the next seq to be stored it means that
+ *       one (only new records).
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: nothing.
  */
 void pk_reader_seek(struct pk_reader *r, uint64_t seq);
 
 /**
- * pk_reader_wait() - wait up to @timeout_ms for a record after the reader's
- * position to be stored.  Return: 1 something new, 0 timed out, < 0 -errno.
+ * pk_reader_wait() - wait until a record at the reader's position can be
+ * read.
+ * @r:          the reader.
+ * @timeout_ms: < 0 waits for ever; 0 only checks.
+ *
+ * A reader of this process's store, or a writable file reader
+ * (PK_READER_WRITABLE), sleeps on a futex until a writer wakes it; a
+ * read-only file reader sleeps in slices of at most 100 ms.  A signal
+ * delivered to the thread ends the wait early (0 unless a record came).
+ * Context: any thread (one at a time per reader), not from a signal
+ * handler.
+ * Return: 1 a record is ready (the next pk_reader_next() returns it); 0
+ * timed out or interrupted; -EINVAL for a NULL @r; another negative errno
+ * from futex(2).
  */
 int pk_reader_wait(struct pk_reader *r, int timeout_ms);
 
+/**
+ * pk_reader_close() - release @r (its mapping and descriptor, for a store
+ * file).  The record text it returned is invalid afterwards.
+ * @r: the reader; NULL does nothing.
+ * Context: any thread, not async-signal-safe (frees memory); not
+ * concurrently with another call on @r.
+ * Return: nothing.
+ */
 void pk_reader_close(struct pk_reader *r);
 
 /* pk_reader_open_file_flags() flags */
@@ -89,13 +143,19 @@ void pk_reader_close(struct pk_reader *r);
 
 /**
  * pk_reader_open_file_flags() - pk_reader_open_file() with @flags.
+ * @path:  the store file.
+ * @flags: 0 or PK_READER_WRITABLE.
+ *
  * PK_READER_WRITABLE maps the file read-write, which needs write
- * permission: pk_reader_wait() then registers as a waiter and sleeps until
- * a writer wakes it, and pk_reader_clear() works.  A read-only reader's
- * pk_reader_wait() sleeps in slices of at most 100 ms instead.  Neither
- * kind writes anything but the header's waiter count and clear point.
- * Context: any thread, not async-signal-safe.
- * Return: a reader, or NULL with errno set.
+ * permission, and opens it with O_NOFOLLOW (no symlink ever leads a
+ * reader into writing): pk_reader_wait() then registers as a waiter and
+ * sleeps until a writer wakes it, and pk_reader_clear() works.  A
+ * read-only reader's pk_reader_wait() sleeps in slices of at most 100 ms
+ * instead.  Neither kind writes anything but the header's waiter count
+ * and clear point.
+ * Context: any thread, not async-signal-safe (allocates).
+ * Return: a reader, or NULL with errno set: as pk_reader_open_file(), and
+ * EINVAL for unknown @flags, ELOOP for a symlink when writable.
  */
 struct pk_reader *pk_reader_open_file_flags(const char *path, unsigned flags);
 
@@ -120,22 +180,32 @@ struct pk_store_info {
 
 /**
  * pk_reader_info() - the store's header and counters, read now.
- * Context: any thread.  Return: 0 or -EINVAL.
+ * @r:    the reader.
+ * @info: filled (reserved zeroed); each field read on its own, not a
+ *        snapshot.  live is always 1 for this process's store.
+ * Context: any thread.
+ * Return: 0, or -EINVAL for a NULL @r or @info.
  */
 int pk_reader_info(struct pk_reader *r, struct pk_store_info *info);
 
 /**
  * pk_reader_tell() - the seq the next pk_reader_next() looks at first.  A
  * record returned with a higher seq means the ones between were lost.
+ * @r: the reader.
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: that seq; 0 for a NULL @r.
  */
 uint64_t pk_reader_tell(const struct pk_reader *r);
 
 /**
  * pk_reader_clear() - make readers opened from now on start after every
  * record stored so far (dmesg -C).  Safe while writers run: a record
- * stored after the call returns is always shown.
+ * stored after the call returns is always shown.  Readers already open
+ * keep their position.
+ * @r: a reader of this process's store, or one opened with
+ *     PK_READER_WRITABLE.
  * Context: any thread.
- * Return: 0; -EACCES for a reader opened read-only; -EINVAL.
+ * Return: 0; -EACCES for a reader opened read-only; -EINVAL for a NULL @r.
  */
 int pk_reader_clear(struct pk_reader *r);
 

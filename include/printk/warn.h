@@ -46,9 +46,13 @@ extern "C" {
 /**
  * pk_warn_report() - print a warning report (see above) for the code at
  * @file:@line in @func.
- * @fmt: the message printed after the cut-here line; NULL for none.
+ * @file: the source file, as __FILE__.
+ * @line: the line, as __LINE__.
+ * @func: the function, as __func__.
+ * @fmt:  the message printed after the cut-here line; NULL for none.
  *
  * Context: any thread, async-signal-safe, emergency-safe.
+ * Return: nothing.
  */
 void pk_warn_report(const char *file, int line, const char *func, const char *fmt, ...)
 	PK__PRINTF(4, 5);
@@ -59,6 +63,7 @@ void pk_warn_report(const char *file, int line, const char *func, const char *fm
  * at the default message level, inside an emergency section.
  *
  * Context: any thread, async-signal-safe, emergency-safe.
+ * Return: nothing.
  */
 void pk_dump_stack(void);
 
@@ -69,8 +74,12 @@ void pk_dump_stack(void);
  * in <func>()"), which prints "Kernel panic - not syncing: Fatal
  * exception in <func>()", the backtrace and everything pending, and ends
  * the process with SIGABRT.
+ * @file: the source file, as __FILE__.
+ * @line: the line, as __LINE__.
+ * @func: the function, as __func__.
  *
- * Context: any thread or signal handler.  Does not return.
+ * Context: any thread or signal handler.
+ * Return: does not return.
  */
 PK__NORETURN void pk_bug(const char *file, int line, const char *func);
 
