@@ -7,7 +7,8 @@
  * included, is documented with pk_config_init() in printk/printk.h.
  *
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
- *   net:HOST:PORT | net:[IPV6]:PORT
+ *   net:HOST:PORT | net:[IPV6]:PORT |
+ *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+unix://PATH
  *
  * A bad entry is reported on stderr, naming it, and skipped; the others
  * still count.  At init (pk__console_register_env), a PK_CONSOLE none of
@@ -131,6 +132,9 @@ struct spec_con {
 	unsigned flags_off;	/* PK_FMT_F_* cleared by options */
 	bool is_file;
 	struct pk_file_opts fo;
+	bool is_5424;		/* syslog+udp://, syslog+tcp://, syslog+unix:// */
+	struct pk_rfc5424_opts so;
+	char app[64];
 };
 #define FMT_DRIVER	0xffu
 
@@ -168,6 +172,71 @@ static int set_flag(struct spec_con *sc, const char *v, unsigned flag)
 	sc->flags = on ? sc->flags | flag : sc->flags & ~flag;
 	sc->flags_off = on ? sc->flags_off & ~flag : sc->flags_off | flag;
 	return 0;
+}
+
+/* facility=: a name of syslog(3) (user, daemon, local0 ...) or 0-23. */
+static int parse_facility(const char *v, int *out)
+{
+	static const char *const names[] = {
+		"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp",
+		"cron", "authpriv", "ftp", NULL, NULL, NULL, NULL, "local0", "local1",
+		"local2", "local3", "local4", "local5", "local6", "local7",
+	};
+	unsigned long long n;
+	size_t i;
+
+	for (i = 0; i < PK__ARRAY_SIZE(names); i++)
+		if (names[i] && !strcmp(v, names[i]))
+			break;
+	if (i == PK__ARRAY_SIZE(names)) {
+		if (parse_num(v, 10, 23, &n))
+			return -EINVAL;
+		i = (size_t)n;
+	}
+	/* kern (0) in the options means "each record's own": ask for it there. */
+	*out = (int)i << 3;
+	return 0;
+}
+
+/*
+ * syslog+udp://HOST[:PORT], syslog+tcp://HOST[:PORT] (HOST may be [IPV6]),
+ * syslog+unix://PATH: RFC 5424 consoles (@sc->so holds their options).
+ */
+static int syslog5424_entry(struct spec_con *sc, struct pk_console_driver *drv)
+{
+	char host[512], *s = host, *colon = NULL, *end;
+	unsigned long port = 0;
+
+	if (!strncmp(sc->name, "syslog+unix://", 14)) {
+		sc->so.transport = PK_SYSLOG_UNIX;
+		sc->so.host = sc->name + 14;
+		return pk_console_rfc5424_make(&sc->so, drv);
+	}
+	sc->so.transport = sc->name[7] == 'u' ? PK_SYSLOG_UDP : PK_SYSLOG_TCP;
+	if (strlen(sc->name + 13) >= sizeof(host))
+		return -EINVAL;
+	strcpy(host, sc->name + 13);
+	if (*s == '[') {
+		end = strchr(s, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -EINVAL;
+		*end = '\0';
+		colon = end[1] ? end + 1 : NULL;
+		s++;
+	} else if ((colon = strrchr(s, ':'))) {
+		*colon = '\0';
+	}
+	if (colon) {
+		errno = 0;
+		port = strtoul(colon + 1, &end, 10);
+		if (errno || *end || !port || port > 65535 || colon[1] < '0' || colon[1] > '9')
+			return -EINVAL;
+	}
+	if (!*s)
+		return -EINVAL;
+	sc->so.host = s;
+	sc->so.port = (unsigned)port;
+	return pk_console_rfc5424_make(&sc->so, drv);
 }
 
 static int apply_option(struct spec_con *sc, const char *key, size_t klen, const char *v)
@@ -225,6 +294,15 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 		sc->fo.mode = (unsigned)n;
 		return 0;
 	}
+	if (KEY("facility") && sc->is_5424)
+		return parse_facility(v, &sc->so.facility);
+	if (KEY("app") && sc->is_5424) {
+		if (!*v || strlen(v) >= sizeof(sc->app))
+			return -EINVAL;
+		strcpy(sc->app, v);
+		sc->so.app_name = sc->app;
+		return 0;
+	}
 	if (KEY("rotate") && sc->is_file) {
 		size_t size;
 
@@ -269,6 +347,8 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		return pk_console_syslog_make(NULL, NULL, drv);
 	if (!strncmp(tmp, "syslog:", 7) && tmp[7])
 		return pk_console_syslog_make(tmp + 7, NULL, drv);
+	if (sc->is_5424)
+		return syslog5424_entry(sc, drv);
 	if (!strncmp(tmp, "net:", 4) && strlen(tmp) < 512) {
 		char host[512];
 
@@ -306,6 +386,9 @@ static int parse_entry(struct item *it, struct spec_con *sc)
 	}
 	memcpy(sc->name, it->buf, end + 1);
 	sc->is_file = !strncmp(sc->name, "file:", 5) && sc->name[5];
+	sc->is_5424 = (!strncmp(sc->name, "syslog+udp://", 13) ||
+		       !strncmp(sc->name, "syslog+tcp://", 13) ||
+		       !strncmp(sc->name, "syslog+unix://", 14)) && sc->name[13];
 	return 0;
 }
 

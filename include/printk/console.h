@@ -451,6 +451,72 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
  */
 int pk_console_register_spec(const char *spec);
 
+/*
+ * RFC 5424 syslog over a network or a local socket (pk_console_rfc5424_make()).
+ * Zero-initialise and set what you need.
+ *   transport   PK_SYSLOG_UNIX (datagrams to a socket path), PK_SYSLOG_UDP,
+ *               PK_SYSLOG_TCP (RFC 6587 octet counting).
+ *   host        UDP, TCP: a numeric IPv4 or IPv6 address, or a name
+ *               resolved once, in pk_console_rfc5424_make(); unix: the
+ *               socket's path (NULL: /dev/log).
+ *   port        UDP, TCP: 0 is 514.
+ *   facility    LOG_USER, LOG_LOCAL0 ... of <syslog.h> (the facility
+ *               shifted left by 3); 0: each record's own (pk_config.facility).
+ *   hostname    HOSTNAME field; NULL: gethostname().  app_name: APP-NAME;
+ *               NULL: the program's name.  Bytes outside printable ASCII
+ *               become '_'; cut at 255 and 48 bytes.
+ *   connect_timeout_ms  TCP: a connection attempt is abandoned after this
+ *               (0: 1000).  Attempts never block the caller: they go on
+ *               in the background of later writes.
+ *   retry_max_ms  TCP: after a failed attempt or a lost connection the
+ *               next waits 100 ms, doubling up to this (0: 5000).
+ *   queue_size  TCP: bytes of messages kept while the receiver is slow,
+ *               connecting or down, sent in order once it takes them
+ *               (0: 256 KiB; at least 8204).
+ *   flags       PK_RFC5424_BOM: a UTF-8 BOM before each text (RFC 5424
+ *               says SHOULD; most receivers keep it as three bytes).
+ */
+#define PK_SYSLOG_UNIX	1
+#define PK_SYSLOG_UDP	2
+#define PK_SYSLOG_TCP	3
+#define PK_RFC5424_BOM	0x1u
+struct pk_rfc5424_opts {
+	int transport;
+	const char *host;
+	unsigned port;
+	int facility;
+	const char *hostname;
+	const char *app_name;
+	unsigned connect_timeout_ms;
+	unsigned retry_max_ms;
+	size_t queue_size;
+	unsigned flags;
+	uint64_t reserved[4];	/* zero: later options */
+};
+
+/**
+ * pk_console_rfc5424_make() - a syslog console sending RFC 5424 messages:
+ *   <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - [printk@32473 seq="S" tid="T"] TEXT
+ * PRI from the facility and the record's level; TIMESTAMP the record's
+ * wall-clock time, RFC 3339 with microseconds and the local UTC offset;
+ * PROCID the storing process; TEXT UTF-8 (bytes that are not UTF-8 are
+ * U+FFFD), cut at a character boundary to fit 8192 bytes a message.
+ * The console renders records as PK_FMT_JSON | PK_FMT_F_RFC3339 for the
+ * driver, which builds the message from that; do not change its format.
+ * No write ever blocks: sockets are non-blocking and TCP connects in the
+ * background, queues while down and reconnects with backoff.  A message
+ * that cannot be sent or queued is counted as a write error of the
+ * console and reported in-band, before the next one sent, as
+ * "[printk@32473 dropped="N"] ** N printk messages dropped **" at warning
+ * level.  At a crash (write_atomic) unix and UDP send; TCP sends if it is
+ * connected.
+ * Context: any thread, not from a signal handler (resolves @o->host).
+ * Return: 0 with @out filled; -EINVAL (bad options, a unix path too long),
+ * -EHOSTUNREACH (@o->host does not resolve), -ENOMEM, or the errno of
+ * socket(2)/connect(2) for UDP.
+ */
+int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out);
+
 #if defined(PK_BUILDING_LIB) && defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

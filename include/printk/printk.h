@@ -154,6 +154,8 @@ struct pk_config {
  *          | KEY "=" VALUE                  an option of the console before
  *   entry  = "stderr" | "stdout" | "fd:" N | "file:" PATH | "syslog"
  *          | "syslog:" SOCKET | "net:" HOST ":" PORT | "net:[" IPV6 "]:" PORT
+ *          | "syslog+udp://" HOST [":" PORT] | "syslog+tcp://" HOST [":" PORT]
+ *          | "syslog+unix://" PATH      RFC 5424 (HOST may be "[" IPV6 "]")
  *
  * An item is an option when it begins with lower-case letters followed
  * by '='; entries never do.  LEVEL: a digit 0-8 (console_loglevel) or a
@@ -170,6 +172,9 @@ struct pk_config {
  *                     the entry as written, unquoted, e.g. "file:/x.log")
  *   mode=OCTAL        file: permissions of a new file (e.g. 0640)
  *   rotate=SIZE:COUNT file: rotate at SIZE bytes (k/m/g), keep COUNT
+ *   facility=NAME     syslog+*: user, daemon, local0-7 ... or 0-23 (kern
+ *                     or 0: each record's own facility)
+ *   app=NAME          syslog+*: the APP-NAME (default: the program's name)
  * (on/off may also be 1/0 or yes/no.)  Quoting: in an entry or a value,
  * "..." is taken as it is, and a backslash outside quotes takes the next
  * character as it is; so a path may hold any byte but NUL:

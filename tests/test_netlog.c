@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RFC 5424 syslog consoles (syslog+udp://, syslog+tcp://, syslog+unix://)
+ * against a real rsyslogd that the test starts itself on the loopback, on
+ * free ports, with a configuration of its own writing to files in the
+ * test's directory; and against receivers of the test's own: a unix
+ * socket, a port nobody listens on, a peer that never reads.  Skips (77)
+ * where rsyslogd is not installed; CI installs it and requires the test.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "console/rfc5424.h"
+#include "printk/console.h"
+#include "printk/printk.h"
+#include "testutil.h"
+
+static const char *rsyslogd_path(void)
+{
+	static const char *const paths[] = { "/usr/sbin/rsyslogd", "/sbin/rsyslogd",
+					     "/usr/local/sbin/rsyslogd" };
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+static int setup(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = PK_MODE_HANDOFF;
+	cfg.buffer_size = 1 << 20;
+	return pk_init(&cfg);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pk_shutdown();
+	return 0;
+}
+
+/* A port free on 127.0.0.1 for @type now. */
+static unsigned free_port(int type)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, type, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/* ---- the daemon ---- */
+
+struct daemon {
+	char dir[256], conf[300], pidf[300], raw[300], fields[300];
+	unsigned udp, tcp;
+	pid_t pid;
+};
+
+static void daemon_config(struct daemon *d)
+{
+	char *dir = tu_tmp_path("netlog");
+	FILE *f;
+
+	assert_non_null(dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	free(dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/rsyslog.conf", d->dir);
+	snprintf(d->pidf, sizeof(d->pidf), "%s/rsyslogd.pid", d->dir);
+	snprintf(d->raw, sizeof(d->raw), "%s/raw.log", d->dir);
+	snprintf(d->fields, sizeof(d->fields), "%s/fields.log", d->dir);
+	d->udp = free_port(SOCK_DGRAM);
+	d->tcp = free_port(SOCK_STREAM);
+	f = fopen(d->conf, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"global(workDirectory=\"%s\" maxMessageSize=\"64k\")\n"
+		"module(load=\"imudp\")\n"
+		"module(load=\"imtcp\")\n"
+		"input(type=\"imudp\" address=\"127.0.0.1\" port=\"%u\")\n"
+		"input(type=\"imtcp\" address=\"127.0.0.1\" port=\"%u\")\n"
+		"template(name=\"raw\" type=\"string\" string=\"%%rawmsg%%\\n\")\n"
+		"template(name=\"fields\" type=\"string\" string=\"%%pri%%|%%timereported:::date-rfc3339%%|"
+		"%%hostname%%|%%app-name%%|%%procid%%|%%msgid%%|%%structured-data%%|%%msg%%\\n\")\n"
+		"action(type=\"omfile\" file=\"%s\" template=\"raw\")\n"
+		"action(type=\"omfile\" file=\"%s\" template=\"fields\")\n",
+		d->dir, d->udp, d->tcp, d->raw, d->fields);
+	fclose(f);
+}
+
+static bool tcp_listens(unsigned port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+
+	close(fd);
+	return ok;
+}
+
+static char *file_text(const char *path)
+{
+	char *t = tu_read_file(path, NULL);
+
+	return t ? t : strdup("");
+}
+
+static bool file_has(const char *path, const char *needle)
+{
+	char *t = file_text(path);
+	bool ok = strstr(t, needle) != NULL;
+
+	free(t);
+	return ok;
+}
+
+/* Start rsyslogd and wait until both inputs take messages (20 s hang bound). */
+static void daemon_start(struct daemon *d)
+{
+	const char *exe = rsyslogd_path();
+	char probe[128];
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)d->udp),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd, n = 0, log;
+
+	d->pid = tu_fork();
+	assert_true(d->pid >= 0);
+	if (d->pid == 0) {
+		char out[320];
+
+		snprintf(out, sizeof(out), "%s/rsyslogd.out", d->dir);
+		log = open(out, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (log >= 0) {
+			dup2(log, 1);
+			dup2(log, 2);
+		}
+		execl(exe, "rsyslogd", "-n", "-f", d->conf, "-i", d->pidf, (char *)NULL);
+		_exit(127);
+	}
+	assert_true(tu_wait_until(tcp_listens(d->tcp), 20000));
+	/* UDP: a probe datagram until one is written. */
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	snprintf(probe, sizeof(probe), "<13>1 - - probe - - - udp-probe-%d", (int)d->pid);
+	assert_true(tu_wait_until((sendto(fd, probe, strlen(probe), 0, (struct sockaddr *)&sa,
+					  sizeof(sa)), n++, file_has(d->fields, probe + 22)),
+				  20000));
+	close(fd);
+}
+
+static void daemon_stop(struct daemon *d)
+{
+	int status;
+
+	if (d->pid <= 0)
+		return;
+	kill(d->pid, SIGTERM);
+	tu_waitpid(d->pid, &status, 20000, "rsyslogd");
+	d->pid = 0;
+}
+
+static void daemon_clean(struct daemon *d)
+{
+	char cmd[300];
+
+	daemon_stop(d);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+	if (system(cmd) != 0)
+		print_message("could not remove %s\n", d->dir);
+}
+
+static void need_rsyslogd(void)
+{
+	if (!rsyslogd_path())
+		tu_skip("rsyslogd is not installed (Debian: apt-get install rsyslog)");
+}
+
+/* ---- checking what arrived ---- */
+
+/* The first line of @text holding @app and ending with @tag; NULL if none. */
+static char *line_with(const char *text, const char *app, const char *tag)
+{
+	const char *p = text, *nl;
+	size_t tl = strlen(tag);
+	char *l;
+
+	for (; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			return NULL;
+		if ((size_t)(nl - p) < tl || memcmp(nl - tl, tag, tl))
+			continue;
+		l = strndup(p, (size_t)(nl - p));
+		if (strstr(l, app))
+			return l;
+		free(l);
+	}
+	return NULL;
+}
+
+/* The MSG (after the last '|') of each line of @fields holding @what. */
+static char *msgs_of(const char *fields, const char *what)
+{
+	char *out = calloc(1, strlen(fields) + 1), *o = out;
+	const char *p = fields, *nl, *bar;
+
+	for (; (nl = strchr(p, '\n')); p = nl + 1) {
+		char *l = strndup(p, (size_t)(nl - p));
+
+		if (strstr(l, what) && (bar = strrchr(l, '|'))) {
+			strcpy(o, bar + 1);
+			o += strlen(o);
+			*o++ = '\n';
+		}
+		free(l);
+	}
+	*o = '\0';
+	return out;
+}
+
+/* How many times @needle is in the file @path. */
+static size_t count_in(const char *path, const char *needle)
+{
+	char *t = file_text(path);
+	size_t n = tu_count(t, needle);
+
+	free(t);
+	return n;
+}
+
+/* "2006-01-02T15:04:05.123456+01:00" and nothing more. */
+static bool rfc3339_us(const char *s, size_t n)
+{
+	static const char pat[] = "dddd-dd-ddTdd:dd:dd.dddddd+dd:dd";
+	size_t i;
+
+	if (n != sizeof(pat) - 1)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (pat[i] == 'd' ? (s[i] < '0' || s[i] > '9')
+				  : pat[i] == '+' ? (s[i] != '+' && s[i] != '-') : s[i] != pat[i])
+			return false;
+	}
+	return true;
+}
+
+static char hostname_[256];
+
+static const char *hostname(void)
+{
+	gethostname(hostname_, sizeof(hostname_));
+	return hostname_;
+}
+
+/*
+ * One record as rsyslogd parsed it (fields.log) and received it (raw.log):
+ * PRI, an RFC 3339 time with microseconds, host, app, procid, MSGID "-",
+ * the SD with the record's tid and a seq, and @text; its seq in *@seq.
+ */
+static void check_record(const char *fields, const char *raw, unsigned pri, const char *app,
+			 const char *text, uint64_t *seq)
+{
+	char *f = line_with(fields, app, text), *r = line_with(raw, app, text), want[512], *p;
+	unsigned long long s;
+	int n = 0;
+
+	if (!f || !r)
+		fail_msg("no line of %s ends with \"%s\"", app, text);
+	/* fields: PRI|TIME|HOST|APP|PROCID|MSGID|SD|MSG */
+	snprintf(want, sizeof(want), "%u|", pri);
+	assert_int_equal(strncmp(f, want, strlen(want)), 0);
+	p = f + strlen(want);
+	assert_true(rfc3339_us(p, 32));
+	p += 32;
+	snprintf(want, sizeof(want), "|%s|%s|%d|-|[printk@32473 seq=\"", hostname(), app,
+		 (int)getpid());
+	if (strncmp(p, want, strlen(want)))
+		fail_msg("\"%s\" does not begin with \"%s\"", p, want);
+	p += strlen(want);
+	assert_int_equal(sscanf(p, "%llu\" tid=\"%*u\"]|%n", &s, &n), 1);
+	assert_true(n > 0);
+	snprintf(want, sizeof(want), "\" tid=\"%u\"]|", (unsigned)gettid());
+	assert_non_null(strstr(p, want));
+	assert_string_equal(p + n, text);
+	/* raw: exactly what was sent */
+	snprintf(want, sizeof(want), "<%u>1 ", pri);
+	assert_int_equal(strncmp(r, want, strlen(want)), 0);
+	assert_true(rfc3339_us(r + strlen(want), 32));
+	snprintf(want, sizeof(want), " %s %s %d - [printk@32473 seq=\"%llu\" tid=\"%u\"] %s",
+		 hostname(), app, (int)getpid(), s, (unsigned)gettid(), text);
+	assert_string_equal(r + snprintf(NULL, 0, "<%u>1 ", pri) + 32, want);
+	*seq = s;
+	free(f);
+	free(r);
+}
+
+/* ---- the message format, without a network ---- */
+
+static void test_format(void **state)
+{
+	struct pk__rfc5424_id id = { .facility = -1, .pid = 42 };
+	char out[PK_RFC5424_MSG_MAX], esc[64];
+	static const char rec[] =
+		"{\"seq\":7,\"ts_us\":1,\"time\":\"2024-02-29T23:59:59.000001+01:00\","
+		"\"level\":3,\"facility\":1,\"pid\":99,\"tid\":100,"
+		"\"text\":\"a\\\"b\\\\c] \\u00e9\\ufffd\\n\\t\\u0001 \\u00e9\"}\n";
+	char big[4096];
+	size_t n, i;
+
+	(void)state;
+	pk__rfc5424_id_names(&id, "my host", "app\x01name-that-is-longer-than-forty-eight-bytes-for-sure");
+	assert_string_equal(id.hostname, "my_host");
+	assert_int_equal(strlen(id.app), 48);
+	assert_int_equal(id.app[3], '_');
+	pk__rfc5424_id_names(&id, "h", "app");
+	/* SD-PARAM escaping, RFC 5424 6.3.3: '"', '\' and ']' */
+	n = pk__rfc5424_sd_escape(esc, sizeof(esc), "a\"b\\c]d=e", 9);
+	assert_int_equal(n, 12);
+	assert_memory_equal(esc, "a\\\"b\\\\c\\]d=e", 12);
+	n = pk__rfc5424_sd_escape(esc, 2, "\"x", 2);	/* never half an escape */
+	assert_int_equal(n, 2);
+	assert_memory_equal(esc, "\\\"", 2);
+	n = pk__rfc5424_sd_escape(esc, 1, "\"x", 2);
+	assert_int_equal(n, 0);
+	/* A record: PRI user.err = 11, the record's pid, decoded UTF-8 text. */
+	n = pk__rfc5424_render(&id, rec, sizeof(rec) - 1, out, sizeof(out));
+	out[n] = '\0';
+	assert_string_equal(out, "<11>1 2024-02-29T23:59:59.000001+01:00 h app 99 - "
+				 "[printk@32473 seq=\"7\" tid=\"100\"] a\"b\\c] \xc3\xa9\xef\xbf\xbd\n\t\x01 \xc3\xa9");
+	/* A configured facility (local3 = 19) wins; a BOM if asked. */
+	id.facility = 19;
+	id.bom = true;
+	n = pk__rfc5424_render(&id, rec, sizeof(rec) - 1, out, sizeof(out));
+	out[n] = '\0';
+	assert_non_null(strstr(out, "<155>1 "));
+	assert_non_null(strstr(out, "tid=\"100\"] \xef\xbb\xbf" "a\"b"));
+	id.bom = false;
+	/* Cut to fit, never inside a character: "...é" loses the whole é. */
+	n = pk__rfc5424_render(&id, rec, sizeof(rec) - 1, out, strlen(out) - 3 - 1);
+	assert_int_equal(out[n - 1], ' ');
+	assert_int_equal(out[n - 2], '\x01');
+	/* The console's drop notice, and its own. */
+	n = pk__rfc5424_render(&id, "{\"dropped\":5}\n", 14, out, sizeof(out));
+	out[n] = '\0';
+	assert_string_equal(out, "<156>1 - h app 42 - [printk@32473 dropped=\"5\"] "
+				 "** 5 printk messages dropped **");
+	/* No "time" (time=uptime): NILVALUE; not JSON at all: a notice. */
+	strcpy(big, "{\"seq\":1,\"level\":6,\"pid\":3,\"tid\":4,\"text\":\"x\"}");
+	n = pk__rfc5424_render(&id, big, strlen(big), out, sizeof(out));
+	out[n] = '\0';
+	assert_string_equal(out, "<158>1 - h app 3 - [printk@32473 seq=\"1\" tid=\"4\"] x");
+	n = pk__rfc5424_render(&id, "[    1.000000] plain\n", 21, out, sizeof(out));
+	out[n] = '\0';
+	assert_string_equal(out, "<157>1 - h app 42 - - [    1.000000] plain");
+	/* An empty text: no MSG, no trailing space. */
+	strcpy(big, "{\"seq\":2,\"level\":6,\"pid\":3,\"tid\":4,\"text\":\"\"}");
+	n = pk__rfc5424_render(&id, big, strlen(big), out, sizeof(out));
+	out[n] = '\0';
+	assert_string_equal(out, "<158>1 - h app 3 - [printk@32473 seq=\"2\" tid=\"4\"]");
+	/* A header that does not fit: nothing. */
+	assert_int_equal(pk__rfc5424_render(&id, rec, sizeof(rec) - 1, out, 20), 0);
+	/* A long text fits the maximum. */
+	memcpy(big, "{\"seq\":1,\"level\":6,\"text\":\"", 27);
+	for (i = 27; i < sizeof(big) - 3; i++)
+		big[i] = 'z';
+	memcpy(big + sizeof(big) - 3, "\"}", 3);
+	n = pk__rfc5424_render(&id, big, sizeof(big) - 1, out, sizeof(out));
+	assert_true(n > sizeof(big) - 40 && n < sizeof(out));
+}
+
+/* ---- a real rsyslogd ---- */
+
+static void test_udp_and_tcp_rsyslog(void **state)
+{
+	struct daemon d = { 0 };
+	char spec[256], want[600], *fields, *raw, *tcp;
+	static const char text[] = "gr\xc3\xbc\xc3\x9f" "e \"q\" \\ ] \xe2\x9c\x93";
+	uint64_t seq, first;
+	int i;
+
+	(void)state;
+	need_rsyslogd();
+	daemon_config(&d);
+	daemon_start(&d);
+	snprintf(spec, sizeof(spec),
+		 "syslog+udp://127.0.0.1:%u@8,facility=local3,app=netlog-udp,"
+		 "syslog+tcp://[127.0.0.1]:%u@info,facility=local4,app=netlog-tcp", d.udp, d.tcp);
+	assert_int_equal(pk_console_register_spec(spec), 2);
+	pk_err("%s one\n", text);
+	pk_warn("%s two\n", text);
+	pk_debug("%s three\n", text);	/* tcp's @info filters it */
+	for (i = 0; i < 200; i++)
+		pk_notice("order %d\n", i);
+	assert_int_equal(pk_flush(5000), 0);
+	assert_true(tu_wait_until(count_in(d.fields, "|order 199\n") == 2, 20000));
+	fields = file_text(d.fields);
+	raw = file_text(d.raw);
+	/* local3 (19) * 8 + err (3) = 155; local4 (20) * 8 + warning (4) = 164 */
+	snprintf(want, sizeof(want), "%s one", text);
+	check_record(fields, raw, 155, "netlog-udp", want, &first);
+	check_record(fields, raw, 163, "netlog-tcp", want, &seq);
+	assert_int_equal(seq, first);
+	snprintf(want, sizeof(want), "%s two", text);
+	check_record(fields, raw, 164, "netlog-tcp", want, &seq);
+	assert_int_equal(seq, first + 1);
+	snprintf(want, sizeof(want), "%s three", text);
+	check_record(fields, raw, 159, "netlog-udp", want, &seq);
+	assert_int_equal(seq, first + 2);
+	assert_null(line_with(fields, "netlog-tcp", want));
+	/* TCP: every record exactly once, in order; the seq counts on. */
+	for (i = 0; i < 200; i++) {
+		char tag[32];
+
+		snprintf(tag, sizeof(tag), "order %d", i);
+		check_record(fields, raw, 165, "netlog-tcp", tag, &seq);
+		assert_int_equal(seq, first + 3 + (uint64_t)i);
+		snprintf(tag, sizeof(tag), "|order %d\n", i);
+		assert_int_equal(tu_count(fields, tag), 2);	/* one udp, one tcp */
+	}
+	tcp = msgs_of(fields, "|netlog-tcp|");
+	assert_true(tu_tagged_in_order(tcp, "order", 200));
+	free(tcp);
+	assert_int_equal(tu_count(fields, "dropped"), 0);
+	free(fields);
+	free(raw);
+	daemon_clean(&d);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format),
+		cmocka_unit_test_setup_teardown(test_udp_and_tcp_rsyslog, setup, teardown),
+	};
+
+	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
+}
