@@ -450,11 +450,267 @@ static void test_udp_and_tcp_rsyslog(void **state)
 	daemon_clean(&d);
 }
 
+/* Sum of the N of every dropped="N" in @text. */
+static uint64_t dropped_sum(const char *text)
+{
+	const char *p = text;
+	uint64_t sum = 0;
+
+	while ((p = strstr(p, "dropped=\""))) {
+		p += 9;
+		sum += strtoull(p, NULL, 10);
+	}
+	return sum;
+}
+
+/* The SD seq of each line of @text holding @app, in order, are increasing. */
+static bool seqs_increase(const char *text, const char *app, unsigned *lines)
+{
+	const char *p = text, *nl, *q;
+	uint64_t prev = 0, v;
+	bool first = true;
+
+	*lines = 0;
+	for (; (nl = strchr(p, '\n')); p = nl + 1) {
+		char *l = strndup(p, (size_t)(nl - p));
+
+		if (strstr(l, app) && (q = strstr(l, "seq=\""))) {
+			v = strtoull(q + 5, NULL, 10);
+			if (!first && v <= prev) {
+				free(l);
+				return false;
+			}
+			first = false;
+			prev = v;
+			(*lines)++;
+		}
+		free(l);
+	}
+	return true;
+}
+
+static struct pk_console *tcp_console(unsigned port, const char *app, size_t queue)
+{
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_TCP, .host = "127.0.0.1",
+				     .port = port, .app_name = app, .retry_max_ms = 200,
+				     .connect_timeout_ms = 500, .queue_size = queue };
+	struct pk_console_driver drv;
+	struct pk_console *con;
+
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), 0);
+	con = pk_console_register_driver(&drv, 8);
+	assert_non_null(con);
+	return con;
+}
+
+static uint64_t timed_info(const char *what, int i)
+{
+	uint64_t t0 = tu_now_ns();
+
+	pk_info("%s %d\n", what, i);
+	return tu_now_ns() - t0;
+}
+
+/*
+ * TCP across a daemon restart: records printed while it is down are
+ * delivered after the reconnect or counted in a dropped="N" notice; no
+ * pk_printk() call blocks meanwhile.
+ */
+static void test_tcp_restart(void **state)
+{
+	struct daemon d = { 0 };
+	struct pk_console_stats st;
+	struct pk_console *con;
+	uint64_t t, max_ns = 0, total, delivered, dropped;
+	char *raw, *fields, tag[64];
+	unsigned lines;
+	int i, k;
+
+	(void)state;
+	need_rsyslogd();
+	daemon_config(&d);
+	daemon_start(&d);
+	con = tcp_console(d.tcp, "netlog-restart", 1);	/* the smallest queue: 8204 bytes */
+	for (i = 0; i < 20; i++)
+		pk_info("before %d\n", i);
+	assert_int_equal(pk_flush(5000), 0);
+	assert_true(tu_wait_until(count_in(d.fields, "|before 19\n") == 1, 20000));
+	daemon_stop(&d);
+	for (i = 0; i < 300; i++) {
+		t = timed_info("down", i);
+		max_ns = t > max_ns ? t : max_ns;
+	}
+	assert_int_equal(pk_flush(5000), 0);
+	daemon_start(&d);
+	/* Delivery resumes with the next writes (each one moves the connection on). */
+	for (k = 0; k < 2000; k++) {
+		t = timed_info("after", k);
+		max_ns = t > max_ns ? t : max_ns;
+		snprintf(tag, sizeof(tag), "|after %d\n", k);
+		if (tu_wait_until(count_in(d.fields, tag) == 1, 20))
+			break;
+	}
+	assert_true(k < 2000);
+	pk_info("end\n");
+	assert_int_equal(pk_flush(5000), 0);
+	assert_true(tu_wait_until(count_in(d.fields, "|end\n") == 1, 20000));
+	raw = file_text(d.raw);
+	fields = file_text(d.fields);
+	assert_true(seqs_increase(raw, "netlog-restart", &lines));
+	total = 20 + 300 + ((uint64_t)k + 1) + 1;	/* before, down, after 0..k, end */
+	delivered = lines;
+	dropped = dropped_sum(raw);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	print_message("restart: %llu records, %llu delivered, %llu reported dropped, "
+		      "%llu write errors, longest call %.3f ms\n",
+		      (unsigned long long)total, (unsigned long long)delivered,
+		      (unsigned long long)dropped, (unsigned long long)st.write_errors,
+		      max_ns / 1e6);
+	/* Every record arrived once or was counted in-band; nothing vanished. */
+	assert_int_equal(delivered + dropped, total);
+	assert_true(dropped > 0);	/* 300 records do not fit 8 KiB */
+	assert_int_equal(st.write_errors, dropped);
+	for (i = 0; i < 20; i++) {
+		snprintf(tag, sizeof(tag), "|before %d\n", i);
+		assert_int_equal(tu_count(fields, tag), 1);
+	}
+	assert_true(max_ns < 1000000000ull);	/* a hang bound, not a timing claim */
+	free(raw);
+	free(fields);
+	assert_int_equal(pk_console_unregister(con), 0);
+	daemon_clean(&d);
+}
+
+/* Receivers that refuse, never read, or do not resolve: nothing blocks. */
+static void test_bad_receivers(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_TCP, .host = "no-such-host.invalid" };
+	struct pk_console_driver drv;
+	struct pk_console_stats st;
+	struct pk_console *con;
+	socklen_t sl = sizeof(sa);
+	uint64_t t, max_ns = 0;
+	int lfd, small = 4096, i;
+	static char pad[1001];
+
+	(void)state;
+	/* A name that does not resolve. */
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), -EHOSTUNREACH);
+	assert_int_equal(pk_console_register_spec("syslog+tcp://no-such-host.invalid:514"), 0);
+	assert_int_equal(pk_console_register_spec("syslog+udp://127.0.0.1:0"), 0);
+	assert_int_equal(pk_console_register_spec("syslog+udp://[::1"), 0);
+	assert_int_equal(pk_console_register_spec("syslog+tcp://127.0.0.1:1,facility=nope"), 0);
+	o.host = "127.0.0.1";
+	o.facility = 3;	/* not a LOG_* value */
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), -EINVAL);
+	/* Connection refused: records are queued, then counted; calls stay short. */
+	con = tcp_console(free_port(SOCK_STREAM), "refused", 1);
+	for (i = 0; i < 300; i++) {
+		t = timed_info("refused", i);
+		max_ns = t > max_ns ? t : max_ns;
+	}
+	assert_int_equal(pk_flush(5000), 0);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	print_message("refused: %llu write errors, longest call %.3f ms\n",
+		      (unsigned long long)st.write_errors, max_ns / 1e6);
+	assert_true(st.write_errors > 200);	/* 8 KiB hold fewer than 100 */
+	assert_int_equal(pk_console_unregister(con), 0);
+	/* A peer that accepts (the kernel does) and never reads. */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	getsockname(lfd, (struct sockaddr *)&sa, &sl);
+	con = tcp_console(ntohs(sa.sin_port), "never-reads", 1);
+	memset(pad, 'x', sizeof(pad) - 1);
+	max_ns = 0;
+	for (i = 0; i < 3000; i++) {
+		uint64_t t0 = tu_now_ns();
+
+		pk_info("%d %s\n", i, pad);
+		t = tu_now_ns() - t0;
+		max_ns = t > max_ns ? t : max_ns;
+	}
+	assert_int_equal(pk_flush(5000), 0);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	print_message("never reads: %llu write errors, longest call %.3f ms\n",
+		      (unsigned long long)st.write_errors, max_ns / 1e6);
+	assert_true(st.write_errors > 0);
+	assert_true(max_ns < 1000000000ull);
+	assert_int_equal(pk_console_unregister(con), 0);
+	close(lfd);
+}
+
+/* Unix datagrams: the exact message; a receiver that goes and comes back. */
+static void test_unix_socket(void **state)
+{
+	char *path = tu_tmp_path("sock"), buf[9000], want[256];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_UNIX, .hostname = "test host",
+				     .app_name = "unixapp", .facility = LOG_DAEMON };
+	struct pk_console_driver drv;
+	struct pk_console *con;
+	struct timeval tv = { 5, 0 };
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0), i;
+	ssize_t n;
+
+	(void)state;
+	strcpy(sa.sun_path, path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	o.host = path;
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), 0);
+	con = pk_console_register_driver(&drv, -1);
+	assert_non_null(con);
+	pk_err("tab\there\n");
+	assert_int_equal(pk_flush(5000), 0);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	/* daemon (3) * 8 + err (3) = 27 */
+	assert_int_equal(strncmp(buf, "<27>1 ", 6), 0);
+	assert_true(rfc3339_us(buf + 6, 32));
+	snprintf(want, sizeof(want), " test_host unixapp %d - [printk@32473 seq=\"", (int)getpid());
+	assert_int_equal(strncmp(buf + 38, want, strlen(want)), 0);
+	snprintf(want, sizeof(want), "\" tid=\"%u\"] tab\there", (unsigned)gettid());
+	assert_non_null(strstr(buf, want));
+	assert_string_equal(strstr(buf, want), want);
+	/* The receiver goes: three records missed, then reported before the next. */
+	close(fd);
+	unlink(path);
+	for (i = 0; i < 3; i++)
+		pk_info("lost %d\n", i);
+	assert_int_equal(pk_flush(5000), 0);
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	pk_info("back\n");
+	assert_int_equal(pk_flush(5000), 0);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), "<28>1 - test_host unixapp %d - [printk@32473 dropped=\"3\"] "
+		 "** 3 printk messages dropped **", (int)getpid());
+	assert_string_equal(buf, want);
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "\"] back"));
+	assert_int_equal(pk_console_unregister(con), 0);
+	close(fd);
+	unlink(path);
+	free(path);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format),
 		cmocka_unit_test_setup_teardown(test_udp_and_tcp_rsyslog, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tcp_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_receivers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unix_socket, setup, teardown),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
