@@ -772,6 +772,7 @@ static __attribute__((noinline)) int print_apart(const char *prefix, const char 
 {
 	char msg[PK_RECORD_MAX + 1];
 
+	/* A kernel format (PK_KFMT first) keeps its %p extensions. */
 	if (pk__stbsp_vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 		return -EINVAL;
 	return pk_printk(PK_DEBUG, "%s%s", prefix, msg);
@@ -794,6 +795,12 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
 	/* The prefix joins the format, its '%' doubled: one pk_vprintk. */
 	if (2 * plen + flen + 1 > sizeof(joined))
 		return print_apart(prefix, fmt, ap);
+	/* A kernel format's PK_KFMT stays in front of the prefix. */
+	if (fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
+		joined[n++] = *fmt++;
+		joined[n++] = *fmt++;
+		flen -= 2;
+	}
 	for (i = 0; i < plen; i++) {
 		if (prefix[i] == '%')
 			joined[n++] = '%';

@@ -91,6 +91,17 @@ extern struct pk__global pk__g;
  */
 int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va);
 int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);
+/*
+ * As pk__stbsp_vsnprintf(); with PK__FMT_KERNEL in @flags, or PK_KFMT at
+ * the start of @fmt (skipped), %p takes the kernel's extensions (ptrext.c).
+ */
+#define PK__FMT_KERNEL	0x1u
+int pk__vsnprintf_flags(char *buf, int count, const char *fmt, va_list va, unsigned flags);
+/* The kernel's struct va_format (%pV), as printk/kernel.h declares it. */
+struct pk__va_format {
+	const char *fmt;
+	va_list *va;
+};
 
 /* printk.c */
 uint32_t pk__tid(void);

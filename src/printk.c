@@ -631,7 +631,7 @@ uint64_t pk__self_inflight(void)
 static int vprintk(int level, const char *fmt, va_list ap, bool early)
 {
 	char buf[PK_RECORD_MAX + 2];
-	unsigned flags = 0;
+	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
 	size_t len;
@@ -647,7 +647,12 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		return -EBUSY;
 	}
 
-	/* Kernel-style prefixes: "\001" followed by a digit, 'c' or 'd'. */
+	/* A kernel format: %p takes the kernel's extensions (printk/kernel.h). */
+	if (level == PK_LEVEL_KERNEL) {
+		fmt_flags = PK__FMT_KERNEL;
+		level = PK_LEVEL_DEFAULT;
+	}
+	/* Kernel-style prefixes: "\001" followed by a digit, 'c', 'd' or 'k'. */
 	while (fmt[0] == '\001' && fmt[1]) {
 		if (fmt[1] >= '0' && fmt[1] <= '7')
 			level = fmt[1] - '0';
@@ -655,6 +660,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 			level = PK_LEVEL_CONT;
 		else if (fmt[1] == 'd')
 			level = PK_LEVEL_DEFAULT;
+		else if (fmt[1] == 'k')
+			fmt_flags = PK__FMT_KERNEL;
 		else
 			break;
 		fmt += 2;
@@ -670,7 +677,7 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	 * The formatter refuses %n itself, in every spelling its conversion
 	 * parser accepts, before it would write through the pointer.
 	 */
-	n = pk__stbsp_vsnprintf(buf, (int)sizeof(buf), fmt, ap);
+	n = pk__vsnprintf_flags(buf, (int)sizeof(buf), fmt, ap, fmt_flags);
 	if (n < 0) {
 		refuse();
 		return -EINVAL;

@@ -67,6 +67,7 @@
 #include <wchar.h>
 
 #include "internal.h"
+#include "ptrext.h"
 
 #define PK_FMT_ARG_MAX	64
 
@@ -101,6 +102,7 @@ struct spec {
 	char conv;
 	int argpos, wpos, ppos;	/* N of N$ and *N$ (1-based), or 0 */
 	bool wstar, pstar;
+	bool wset;		/* a width was given (kernel %p extensions) */
 	bool lq_long;		/* L and q make %c and %s wide (see run()) */
 };
 
@@ -112,6 +114,7 @@ struct sink {
 	char *buf;
 	size_t room;
 	uint64_t len;
+	bool kernel;	/* %p takes the kernel's extensions (ptrext.c) */
 };
 
 static void put(struct sink *s, const char *p, size_t n)
@@ -196,6 +199,7 @@ static const char *parse(const char *p, struct spec *sp)
 	sp->len = L_NONE;
 	sp->wpos = sp->ppos = 0;
 	sp->wstar = sp->pstar = false;
+	sp->wset = false;
 	sp->lq_long = false;
 	sp->argpos = read_pos(&p);
 	for (;; p++) {
@@ -215,8 +219,10 @@ static const char *parse(const char *p, struct spec *sp)
 	if (*p == '*') {
 		p++;
 		sp->wstar = true;
+		sp->wset = true;
 		sp->wpos = read_pos(&p);
 	} else if (*p >= '0' && *p <= '9') {
+		sp->wset = true;
 		sp->width = read_num(&p);
 	}
 	if (*p == '.') {
@@ -1088,8 +1094,56 @@ static void put_float(struct sink *s, const struct spec *sp, const union arg *a)
 		put_hex(s, sp, y, ld ? &hex_ldouble : &hex_double);
 }
 
-/* One conversion, its argument (if it takes one) in @a. */
-static void convert(struct sink *s, const struct spec *sp, const union arg *a, int err)
+static int run(struct sink *s, const char *fmt, va_list *ap, int err);
+
+static void kput(void *sink, const char *p, size_t n)
+{
+	put(sink, p, n);
+}
+
+/*
+ * A kernel %p conversion, @ext the format after the 'p'.  %pV (a struct
+ * va_format: a format and its va_list) is formatted here, in kernel mode,
+ * as the kernel's va_format() does; the rest in ptrext.c.  Return: the
+ * characters of @ext the conversion took.
+ */
+static size_t put_kpointer(struct sink *s, const struct spec *sp, const char *ext,
+			   const void *p, int err)
+{
+	struct pk__kout o = { kput, s };
+	struct pk__kspec ks = {
+		.fl = (sp->fl & F_LEFT ? PK__KF_LEFT : 0) | (sp->fl & F_ZERO ? PK__KF_ZERO : 0) |
+		      (sp->fl & F_PLUS ? PK__KF_PLUS : 0) | (sp->fl & F_SPACE ? PK__KF_SPACE : 0) |
+		      (sp->fl & F_ALT ? PK__KF_ALT : 0),
+		.width = sp->wset ? sp->width : -1,
+		.prec = sp->prec,
+	};
+
+	if (ext[0] == 'V' && (uintptr_t)p >= 4096 && (uintptr_t)p < (uintptr_t)-4095) {
+		const struct pk__va_format *vaf = p;
+		va_list ap;
+		size_t n = 1;
+
+		while ((ext[n] >= 'a' && ext[n] <= 'z') || (ext[n] >= 'A' && ext[n] <= 'Z') ||
+		       (ext[n] >= '0' && ext[n] <= '9'))
+			n++;
+		if (vaf->fmt && vaf->va) {
+			va_copy(ap, *vaf->va);
+			run(s, vaf->fmt, &ap, err);
+			va_end(ap);
+		}
+		return n;
+	}
+	return pk__ptrext(&o, ext, p, &ks);
+}
+
+/*
+ * One conversion, its argument (if it takes one) in @a; @after: the format
+ * after the conversion character.  Return: the characters of @after it
+ * took too (a kernel %p extension's letters), else 0.
+ */
+static size_t convert(struct sink *s, const struct spec *sp, const union arg *a, int err,
+		      const char *after)
 {
 	char c;
 
@@ -1112,6 +1166,8 @@ static void convert(struct sink *s, const struct spec *sp, const union arg *a, i
 			put_string(s, sp, a->p);
 		break;
 	case 'p':
+		if (s->kernel)
+			return put_kpointer(s, sp, after, a->p, err);
 		put_pointer(s, sp, a->p);
 		break;
 	case 'm':
@@ -1127,6 +1183,7 @@ static void convert(struct sink *s, const struct spec *sp, const union arg *a, i
 		put_unknown(s, sp);
 		break;
 	}
+	return 0;
 }
 
 /*
@@ -1193,7 +1250,7 @@ static __attribute__((noinline)) int run_positional(struct sink *s, const char *
 		if (sp.pstar)
 			set_prec(&sp, (int)vals[sp.ppos - 1].u);
 		k = data_kind(&sp);
-		convert(s, &sp, k != K_NONE ? &vals[sp.argpos - 1] : NULL, err);
+		p += convert(s, &sp, k != K_NONE ? &vals[sp.argpos - 1] : NULL, err, p);
 	}
 }
 
@@ -1248,11 +1305,11 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 			fetch(ap, k, &a);
 			took = true;
 		}
-		convert(s, &sp, &a, err);
+		p += convert(s, &sp, &a, err, p);
 	}
 }
 
-int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va)
+int pk__vsnprintf_flags(char *buf, int count, const char *fmt, va_list va, unsigned flags)
 {
 	int err = errno, ret = -1;
 	struct sink s;
@@ -1261,6 +1318,11 @@ int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va)
 	s.buf = buf;
 	s.room = count > 0 ? (size_t)count - 1 : 0;
 	s.len = 0;
+	s.kernel = flags & PK__FMT_KERNEL;
+	if (fmt && fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
+		s.kernel = true;
+		fmt += 2;
+	}
 	if (fmt) {
 		va_copy(ap, va);
 		ret = run(&s, fmt, &ap, err);
@@ -1271,6 +1333,11 @@ int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va)
 	if (ret < 0)
 		return -1;
 	return s.len > INT_MAX ? INT_MAX : (int)s.len;
+}
+
+int pk__stbsp_vsnprintf(char *buf, int count, const char *fmt, va_list va)
+{
+	return pk__vsnprintf_flags(buf, count, fmt, va, 0);
 }
 
 int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...)

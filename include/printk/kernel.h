@@ -17,8 +17,10 @@
  *    jiffies reads the clock (an rvalue, not a variable).
  *  - printk() returns what pk_printk() returns: the bytes stored, or a
  *    negative errno.
- *  - Plain %p is the C library's (the address in hex); the kernel's
- *    pointer extensions (%pS, %ph, ...) are not part of this header.
+ *  - Plain %p in printk() and the other macros here prints the address
+ *    as %px does (16 hex digits), as a kernel booted with
+ *    no_hash_pointers: a process's addresses are not hidden from itself.
+ *    See "Pointer extensions" below.
  *  - WARN() reports name the function by __func__ (the kernel prints %pS
  *    of the return address), the thread id as PID, and print the
  *    backtrace in libprintk's "Call trace:" format (see printk/warn.h).
@@ -38,12 +40,46 @@
  * is defined and is no_printk() when it is not, as in a kernel without
  * CONFIG_DYNAMIC_DEBUG.
  *
+ * Pointer extensions.  The formats of printk(), vprintk(), the pr_*
+ * family (pr_debug included), WARN() and panic() are kernel formats: %p
+ * followed by letters and digits is one of the kernel's vsprintf()
+ * extensions, and all those letters and digits belong to it, as in the
+ * kernel.  The text is Linux 6.1's for the same bytes:
+ *   %pS %ps %pSR %pB  symbol+0xoff/0xsize [module] (%ps: no offset; %pB:
+ *                     a return address), from the dynamic symbol tables
+ *                     of the loaded objects; no [module] for the main
+ *                     program; "0x..." where no symbol contains the
+ *                     address (a static function, or a program linked
+ *                     without -rdynamic)
+ *   %ph %phC %phD %phN, %*ph   1 to 64 bytes in hex (the width counts
+ *                     bytes), separated by ' ', ':', '-' or nothing
+ *   %pM %pMR %pMF %pm %pmR     MAC addresses
+ *   %pI4 %pi4 (h l n b: byte order), %pI6 %pi6 %pI6c (RFC 5952)
+ *   %pU %pUb %pUB %pUl %pUL    UUIDs, GUIDs
+ *   %pe               the name of an ERR_PTR() value ("-EINVAL"), a
+ *                     number if it has none, the address if not one
+ *   %pE[achnops]      bytes escaped as string_escape_mem() does (the
+ *                     width counts bytes, 1 without one)
+ *   %pV               a struct va_format, formatted in place
+ *   %pa %pad %pks %pus %px %pK  as in the kernel (%pK as %px)
+ * A pointer that cannot be read prints "(null)" or "(efault)" (the
+ * first page, ERR_PTR values), as the kernel's check_pointer().  The
+ * formatting stays async-signal-safe: the symbols are read from the
+ * loader's tables without dladdr() and its lock.
+ *
+ * Outside these macros %p is the C library's: pk_printk(PK_INFO, "%pS", p)
+ * prints "0x55d0c0de1234S" as printf() would.  A pk_printk() format takes
+ * the extensions when it starts with PK_KFMT (among the KERN_ prefixes),
+ * or with the pseudo level PK_LEVEL_KERNEL, which printk() passes so that
+ * a format that is not a string literal keeps them too.
+ *
  * The macros use GNU C (statement expressions, ", ##__VA_ARGS__"), as the
  * kernel does: gcc and clang, C or C++.
  */
 #ifndef PRINTK_KERNEL_H
 #define PRINTK_KERNEL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 /* pr_debug() is a dynamic debug site unless the program opts out. */
@@ -126,8 +162,14 @@ static inline const char *printk_skip_level(const char *buffer)
 
 /* ---- printk and pr_* (printk.h) ---- */
 
-#define printk(fmt, ...)		pk_printk(PK_LEVEL_DEFAULT, fmt, ##__VA_ARGS__)
-#define vprintk(fmt, args)		pk_vprintk(PK_LEVEL_DEFAULT, fmt, args)
+#define printk(fmt, ...)		pk_printk(PK_LEVEL_KERNEL, fmt, ##__VA_ARGS__)
+#define vprintk(fmt, args)		pk_vprintk(PK_LEVEL_KERNEL, fmt, args)
+
+/* %pV: a format and its arguments, printed inside another format. */
+struct va_format {
+	const char *fmt;
+	va_list *va;
+};
 /* pk_printk() may be called from anywhere: deferring is not needed. */
 #define printk_deferred(fmt, ...)	printk(fmt, ##__VA_ARGS__)
 
@@ -161,7 +203,10 @@ static inline const char *printk_skip_level(const char *buffer)
 
 /* The dynamic debug hook: see the top of this file. */
 #if defined(PK_DYNDBG_PR_DEBUG)
-#define pr_debug(fmt, ...)	PK_DYNDBG_PR_DEBUG(fmt, ##__VA_ARGS__)
+/* PK_DYNDBG_PR_DEBUG(), its message a kernel format (the site shows @fmt). */
+#define pr_debug(fmt, ...)						\
+	PK__DYNDBG_SITE(fmt, PK_DYNDBG_PRINTK_FN(&pk__dd_site, PK_KFMT pr_fmt(fmt), \
+						 ##__VA_ARGS__))
 #elif defined(DEBUG)
 #define pr_debug(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #else
@@ -290,8 +335,9 @@ static inline const char *printk_skip_level(const char *buffer)
 #define CUT_HERE	PK_CUT_HERE
 
 #define __WARN()	pk_warn_report(__FILE__, __LINE__, __func__, NULL)
-#define __WARN_printf(taint, ...) \
-	pk_warn_report(__FILE__, __LINE__, __func__, __VA_ARGS__)
+/* The message is a kernel format: its first argument is a string literal. */
+#define __WARN_printf(taint, fmt, ...) \
+	pk_warn_report(__FILE__, __LINE__, __func__, PK_KFMT fmt, ##__VA_ARGS__)
 
 /* Each returns the condition (0 or 1); a true one prints a report. */
 #define WARN_ON(condition)						\
@@ -340,7 +386,7 @@ static inline const char *printk_skip_level(const char *buffer)
 	} while (0)
 
 #define dump_stack()		pk_dump_stack()
-#define panic(fmt, ...)		pk_panic(fmt, ##__VA_ARGS__)
+#define panic(fmt, ...)		pk_panic(PK_KFMT fmt, ##__VA_ARGS__)
 
 /* ---- hex dumps (printk.h, lib/hexdump.c) ---- */
 

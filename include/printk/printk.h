@@ -63,6 +63,12 @@ enum pk_level {
 /* Pseudo levels for pk_printk()'s level argument. */
 #define PK_LEVEL_DEFAULT	(-1)	/* the configured default message level */
 #define PK_LEVEL_CONT		(-2)	/* continue this thread's open record */
+/*
+ * PK_LEVEL_DEFAULT, and the format is a kernel format: %p takes the
+ * kernel's pointer extensions (%pS, %ph, %pI4, ...: see printk/kernel.h),
+ * as PK_KFMT at its start does.  printk() of <printk/kernel.h> uses it.
+ */
+#define PK_LEVEL_KERNEL		(-3)
 
 /*
  * Kernel-style level prefixes inside the format string are accepted too:
@@ -71,6 +77,12 @@ enum pk_level {
 #define PK_SOH		"\001"
 #define PK_KERN_ERR	PK_SOH "3"
 #define PK_KERN_CONT	PK_SOH "c"
+/*
+ * A kernel format: with PK_KFMT among the prefixes at its start, %p takes
+ * the kernel's pointer extensions (printk/kernel.h).  Without it, %p is
+ * the C library's.
+ */
+#define PK_KFMT		PK_SOH "k"
 
 /** Flush modes: who writes stored records to the consoles. */
 enum pk_mode {

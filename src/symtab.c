@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symtab.c - the symbol that contains a code address, for %pS and the
+ * backtraces, from any context.
+ *
+ * dladdr() takes the dynamic loader's lock: a signal handler that
+ * interrupted dlopen() would wait for itself.  This file reads what the
+ * loader has already published instead:
+ *  - the list of loaded objects, _r_debug.r_map (<link.h>), the list
+ *    debuggers walk.  glibc links a new object in only once it is set up,
+ *    and the walk takes no lock, so it may run in a signal handler;
+ *  - each object's dynamic section (l_ld): DT_SYMTAB, DT_STRTAB, DT_STRSZ
+ *    and DT_GNU_HASH or DT_HASH, which give the number of symbols;
+ *  - the symbols, in place.  A symbol contains @addr when @addr lies in
+ *    [value, value + st_size); a symbol of size 0 only its own address.
+ *    Unlike dladdr(), an address in a static function is not named after
+ *    the exported function before it: it has no symbol here.
+ *
+ * glibc relocates the d_ptr entries of most dynamic sections to absolute
+ * addresses, but not those of a read-only one (the vDSO's): an entry below
+ * the object's load address is taken as relative to it.
+ *
+ * No lock, no allocation, no writes to shared memory.  The one hazard is
+ * an object that another thread dlclose()s while we read its tables, as
+ * with any unwinder; libprintk itself is never unloaded (-z nodelete).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+
+#include "internal.h"
+#include "symtab.h"
+
+/* st_info's halves, the same for ELF32 and ELF64. */
+#define ST_BIND(i)	((unsigned)(i) >> 4)
+#define ST_TYPE(i)	((unsigned)(i) & 0xfu)
+
+struct dynobj {
+	uintptr_t base;
+	const ElfW(Sym) *sym;
+	const char *str;
+	size_t strsz;
+	uint32_t nsym;
+};
+
+/* A d_ptr, relocated when the loader left it relative (see above). */
+static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) p)
+{
+	return p < base ? base + p : p;
+}
+
+/* The number of symbols from DT_GNU_HASH: past the last chain's end. */
+static uint32_t gnu_hash_nsym(const uint32_t *h)
+{
+	uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2], max = 0, i;
+	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(const void *)(h + 4);
+	const uint32_t *buckets = (const uint32_t *)(const void *)(bloom + bloom_size);
+	const uint32_t *chain = buckets + nbuckets;
+
+	for (i = 0; i < nbuckets; i++)
+		if (buckets[i] > max)
+			max = buckets[i];
+	if (max < symoffset)
+		return symoffset;
+	while (!(chain[max - symoffset] & 1))
+		max++;
+	return max + 1;
+}
+
+static int dynobj_get(const struct link_map *m, struct dynobj *o)
+{
+	const ElfW(Dyn) *d = m->l_ld;
+	const uint32_t *hash = NULL, *gnu = NULL;
+
+	if (!d)
+		return -ENOENT;
+	memset(o, 0, sizeof(*o));
+	o->base = (uintptr_t)m->l_addr;
+	for (; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			o->sym = (const ElfW(Sym) *)dyn_ptr(o->base, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			o->str = (const char *)dyn_ptr(o->base, d->d_un.d_ptr);
+			break;
+		case DT_STRSZ:
+			o->strsz = d->d_un.d_val;
+			break;
+		case DT_HASH:
+			hash = (const uint32_t *)dyn_ptr(o->base, d->d_un.d_ptr);
+			break;
+		case DT_GNU_HASH:
+			gnu = (const uint32_t *)dyn_ptr(o->base, d->d_un.d_ptr);
+			break;
+		}
+	}
+	if (!o->sym || !o->str || (!hash && !gnu))
+		return -ENOENT;
+	o->nsym = gnu ? gnu_hash_nsym(gnu) : hash[1];
+	return 0;
+}
+
+/* Does @s name code or data that may contain @addr? */
+static bool contains(const struct dynobj *o, const ElfW(Sym) *s, uintptr_t addr)
+{
+	unsigned type = ST_TYPE(s->st_info);
+	uintptr_t start;
+
+	if (s->st_shndx == SHN_UNDEF || !s->st_value || s->st_name >= o->strsz)
+		return false;
+	if (type != STT_FUNC && type != STT_OBJECT && type != STT_NOTYPE)
+		return false;
+	start = o->base + s->st_value;
+	if (addr < start)
+		return false;
+	return s->st_size ? addr - start < s->st_size : addr == start;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+int pk__sym_lookup(uintptr_t addr, struct pk__sym *sym)
+{
+	const struct link_map *m;
+	const ElfW(Sym) *best = NULL, *s;
+	struct dynobj o, best_o;
+	const char *best_mod = NULL;
+	uint32_t i;
+
+	/* The loader's list: read, never written (see the file's comment). */
+	for (m = *(struct link_map *volatile *)&_r_debug.r_map; m; m = m->l_next) {
+		if (dynobj_get(m, &o) < 0)
+			continue;
+		for (i = 1; i < o.nsym; i++) {
+			s = &o.sym[i];
+			if (!contains(&o, s, addr))
+				continue;
+			/* Of aliases, a global name rather than a weak or local one. */
+			if (!best || (ST_BIND(best->st_info) != STB_GLOBAL &&
+				      ST_BIND(s->st_info) == STB_GLOBAL)) {
+				best = s;
+				best_o = o;
+				best_mod = m->l_name && *m->l_name ? basename_of(m->l_name) : NULL;
+			}
+		}
+		if (best)
+			break;
+	}
+	if (!best)
+		return -ENOENT;
+	sym->name = best_o.str + best->st_name;
+	sym->start = best_o.base + best->st_value;
+	sym->size = best->st_size;
+	sym->module = best_mod;
+	return 0;
+}
+
+size_t pk__sym_format(char *buf, size_t size, uintptr_t addr, int offset, int backtrace)
+{
+	struct pk__sym s;
+	int n;
+
+	if (!size)
+		return 0;
+	if (pk__sym_lookup(addr - (backtrace ? 1 : 0), &s) < 0)
+		n = pk__stbsp_snprintf(buf, (int)size, "0x%lx", (unsigned long)addr);
+	else if (offset)
+		n = pk__stbsp_snprintf(buf, (int)size, "%s+0x%lx/0x%lx%s%s%s", s.name,
+				       (unsigned long)(addr - s.start), (unsigned long)s.size,
+				       s.module ? " [" : "", s.module ? s.module : "",
+				       s.module ? "]" : "");
+	else
+		n = pk__stbsp_snprintf(buf, (int)size, "%s%s%s%s", s.name,
+				       s.module ? " [" : "", s.module ? s.module : "",
+				       s.module ? "]" : "");
+	if (n < 0)
+		n = 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
