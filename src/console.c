@@ -774,10 +774,12 @@ int pk_printer_shares(struct pk_printer_share *out, int max)
 void pk__con_atfork_prepare(void)
 {
 	pthread_mutex_lock(&reg_lock);
+	pk__file_atfork_prepare();	/* after reg_lock: a release takes it under reg_lock */
 }
 
 void pk__con_atfork_parent(void)
 {
+	pk__file_atfork_parent();
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -787,6 +789,7 @@ void pk__con_atfork_child(uint64_t head)
 	int i;
 
 	pthread_mutex_init(&reg_lock, NULL);
+	pk__file_atfork_child();
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		atomic_store_explicit(&slots[i].users, 0, memory_order_relaxed);
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);

@@ -168,4 +168,9 @@ void pk__con_atfork_child(uint64_t head);
 void pk__con_atfork_prepare(void);
 void pk__con_atfork_parent(void);
 
+/* The file consoles' part of it (console/file.c), under the registry's lock. */
+void pk__file_atfork_prepare(void);
+void pk__file_atfork_parent(void);
+void pk__file_atfork_child(void);
+
 #endif /* PK_CONSOLES_H */

@@ -36,10 +36,14 @@
  *
  * A new file is made whole before anyone can see it: it is created
  * unnamed (O_TMPFILE; a uniquely named temporary, O_EXCL, where
- * unsupported) with mode 0600, which the umask may only narrow,
+ * unsupported) in the directory the path walk ended in (below), through
+ * that directory's descriptor, with mode 0600, which the umask may only
+ * narrow,
  * sized with posix_fallocate (so that a full disk fails here, not as
  * SIGBUS inside pk_printk), formatted and locked, and only then linked at
- * its path.  If the link finds the path taken, another process won the
+ * its name in that same directory (linkat() relative to its descriptor,
+ * never by the path again).  If the link finds the name taken, another
+ * process won the
  * race and its file is opened instead.  A process killed while creating
  * leaves nothing, or a complete empty store.  An existing empty file
  * (touch(1)) is formatted, as it holds nothing to lose; anything else
@@ -47,15 +51,26 @@
  *
  * OWNERSHIP (writers)
  *
- * A store holds whatever the program logs, so a writer uses an existing
- * file only if all of these hold, checked on lstat() of the path before
- * anything is opened (so that no device or FIFO is ever opened) and again,
- * authoritatively, on fstat() of what was opened:
+ * A store holds whatever the program logs, so its path is walked one
+ * component at a time (pathwalk.c), as a file console's is: a symlink
+ * among the directories is followed only if the kernel's
+ * protected_symlinks rule allows it (in a sticky world-writable directory,
+ * only one owned by the effective uid or by the directory's owner), and
+ * another user's directory in a sticky world-writable directory is not
+ * entered.  Otherwise buffer_path "/tmp/app/store", where another user
+ * made /tmp/app a link to a directory of their choice, would make a root
+ * program create a root-owned file there.  The walk ends holding a
+ * descriptor of the directory that holds the store; everything after it
+ * (looking, opening, creating, linking) is relative to that descriptor.
+ *
+ * A writer then uses an existing file only if all of these hold, checked
+ * on fstatat() of the name, without following, before anything is opened
+ * (so that no device or FIFO is ever opened) and again, authoritatively,
+ * on fstat() of what was opened:
  *
  *   - it is not a symbolic link (the open uses O_NOFOLLOW as well): another
- *     user's link in a sticky /tmp must not turn its target into a store.
- *     Only the last component is checked; links among the directories are
- *     the administrator's;
+ *     user's link in a sticky /tmp must not turn its target into a store,
+ *     and no link of our own is followed either (name the file itself);
  *   - it is a regular file;
  *   - it is owned by the effective uid (root included: root does not
  *     adopt another user's file);
@@ -160,6 +175,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "pathwalk.h"
 
 /* Lock the whole file: F_RDLCK, F_WRLCK or F_UNLCK.  0 or -errno. */
 static int ofd_lock(int fd, short type, bool wait)
@@ -508,39 +524,27 @@ done:
 	return 0;
 }
 
-/* The directory part of @path into @buf. */
-static void dir_of(const char *path, char *buf, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(buf, size, ".");
-	else if (slash == path)
-		snprintf(buf, size, "/");
-	else
-		snprintf(buf, size, "%.*s", (int)(slash - path), path);
-}
-
 /*
- * Create a new store at @path, complete before it becomes visible.
+ * Create a new store named @name in the directory @dfd, complete before
+ * it becomes visible.
  * Return: 0 with *fdp and *memp set; -EEXIST if another process created
  * it first; another -errno.
  */
-static int create_new(const char *path, unsigned l2, size_t size, void **memp, int *fdp)
+static int create_new(int dfd, const char *name, unsigned l2, size_t size, void **memp,
+		      int *fdp)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 32], proc[64];
+	char tmp[NAME_MAX + 1], proc[64];
 	static _Atomic unsigned tmp_count;
 	bool named = false;
 	void *mem;
 	int fd, ret;
 
-	dir_of(path, dir, sizeof(dir));
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		/* Relaxed: only has to make names unique within the process. */
-		snprintf(tmp, sizeof(tmp), "%s.%d.%u.tmp", path, (int)getpid(),
+		snprintf(tmp, sizeof(tmp), "%.200s.%d.%u.tmp", name, (int)getpid(),
 			 atomic_fetch_add_explicit(&tmp_count, 1, memory_order_relaxed));
-		fd = open(tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+		fd = openat(dfd, tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 		if (fd < 0)
 			return -errno;
 		named = true;
@@ -559,11 +563,11 @@ static int create_new(const char *path, unsigned l2, size_t size, void **memp, i
 	if (ret < 0)
 		goto fail_unmap;
 	if (named) {
-		ret = link(tmp, path) < 0 ? -errno : 0;
-		unlink(tmp);
+		ret = linkat(dfd, tmp, dfd, name, 0) < 0 ? -errno : 0;
+		unlinkat(dfd, tmp, 0);
 	} else {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		ret = linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
+		ret = linkat(AT_FDCWD, proc, dfd, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 	}
 	if (ret < 0)
 		goto fail_unmap;
@@ -576,74 +580,108 @@ fail_unmap:
 	munmap(mem, size);
 fail:
 	if (named && ret != -EEXIST)
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	close(fd);
 	return ret;
 }
 
 /*
- * The open of an existing store at @path failed with @err: a symlink put
- * there since we looked (O_NOFOLLOW says ELOOP) gets the rule's words.
+ * The open of an existing store @name in @dfd failed with @err: a symlink
+ * put there since we looked (O_NOFOLLOW says ELOOP) gets the rule's words.
  */
-static int report_open(const char *path, int err)
+static int report_open(const char *path, int dfd, const char *name, int err)
 {
 	char why[WHY_MAX];
 	struct stat st;
 
-	if (err == -ELOOP && lstat(path, &st) == 0 && check_owner(&st, why, sizeof(why)) == -ELOOP)
+	if (err == -ELOOP && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    check_owner(&st, why, sizeof(why)) == -ELOOP)
 		return report(path, err, why);
 	return report(path, err, NULL);
 }
 
-int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, int *fdp)
+/* The walk to the store's directory failed with @err. */
+static int report_walk(const char *path, const struct pk__walk *w, int err)
 {
-	const char *path = cfg->buffer_path;
-	unsigned l2 = pk__ring_data_log2_for(cfg->buffer_size);
+	if (w->why[0])
+		return report(path, err, w->why);	/* a rule refused a component */
+	if (err == -ENOENT)
+		return report(path, err, "cannot create the store file");
+	if (err == -EISDIR)
+		return report(path, err, "is a directory; name a file in it");
+	return report(path, err, NULL);
+}
+
+/*
+ * Open or create the store named @w->name in the directory @w->dfd.
+ * Each retry means another process created or removed the file meanwhile.
+ */
+static int open_in(const char *path, const struct pk__walk *w, const struct pk_config *cfg,
+		   unsigned l2, size_t size, void **memp, int *fdp)
+{
 	char why[WHY_MAX];
 	struct stat st;
-	size_t size;
 	int fd, ret, tries;
 
-	if (!path || !*path || !l2)
-		return -EINVAL;
-	size = pk__ring_region_size(l2);
-	/* Each retry means another process created or removed the file meanwhile. */
 	for (tries = 0; tries < 16; tries++) {
 		/*
 		 * Look before opening, so that a device, a FIFO or another
 		 * user's file is never opened at all; open_existing() checks
 		 * again what was opened, which is what counts.
 		 */
-		if (lstat(path, &st) == 0) {
+		if (fstatat(w->dfd, w->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 			ret = check_owner(&st, why, sizeof(why));
 			if (ret < 0)
 				return report(path, ret, why);
-			fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+			fd = openat(w->dfd, w->name,
+				    O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
 			if (fd < 0) {
 				if (errno == ENOENT)
 					continue;
-				return report_open(path, -errno);
+				return report_open(path, w->dfd, w->name, -errno);
 			}
 			ret = open_existing(path, fd, l2, size, cfg->buffer_size, cfg->flags, memp);
 			if (ret < 0) {
 				close(fd);
 				return ret;
 			}
-			*sizep = size;
 			*fdp = fd;
 			return 0;
 		}
 		if (errno != ENOENT)
 			return report(path, -errno, NULL);
-		ret = create_new(path, l2, size, memp, fdp);
-		if (ret == 0) {
-			*sizep = size;
+		ret = create_new(w->dfd, w->name, l2, size, memp, fdp);
+		if (ret == 0)
 			return 0;
-		}
 		if (ret != -EEXIST)
 			return report(path, ret, "cannot create the store file");
 	}
 	return report(path, -EAGAIN, "the store file keeps appearing and vanishing");
+}
+
+int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, int *fdp)
+{
+	const char *path = cfg->buffer_path;
+	unsigned l2 = pk__ring_data_log2_for(cfg->buffer_size);
+	struct pk__walk w;
+	size_t size;
+	int ret;
+
+	if (!path || !*path || !l2)
+		return -EINVAL;
+	size = pk__ring_region_size(l2);
+	pk__walk_init(&w);
+	ret = pk__walk_begin(&w, path);
+	if (!ret)
+		ret = pk__walk_parent(&w);
+	if (ret < 0)
+		ret = report_walk(path, &w, ret);
+	else
+		ret = open_in(path, &w, cfg, l2, size, memp, fdp);
+	pk__walk_end(&w);
+	if (ret == 0)
+		*sizep = size;
+	return ret;
 }
 
 void pk__persist_close(void *mem, size_t size, int fd)

@@ -7,7 +7,8 @@
  * way, FIFOs, devices and /proc links, text split so that an escape might
  * slip through, %n in every spelling, absurd widths, extreme errno values,
  * environment that is wrong in every way at once, a console pointed at
- * the store's own descriptor.
+ * the store's own descriptor, a fork() while other threads reopen the
+ * file consoles.
  *
  * Each case fails while its hole is open.  A case for a hole not fixed yet
  * is skipped, naming the hole (OPEN_HOLE); PK_ATTACK_HOLES=1 runs those
@@ -223,19 +224,17 @@ static void test_store_hardlink_refused(void **state)
 /*
  * buffer_path "/tmp/app/store" where another user made /tmp/app a symlink
  * to a directory of their choice (/etc/cron.d): the store must not be
- * created there.  Only the last component is checked today.
+ * created there.  The walk refuses the link (protected_symlinks) and says
+ * so, naming the link.
  */
 static void test_store_dir_symlink_of_other_user(void **state)
 {
-	char *sticky, *target, *link, *path, *made;
+	char *sticky, *target, *link, *path, *made, *msg;
 	struct stat st;
 	int ret;
 
 	(void)state;
 	NEED_ROOT("a symlink");
-	OPEN_HOLE("persist.c, pk__persist_open: a directory component that is another "
-		  "user's symlink in a sticky world-writable directory is followed, so the "
-		  "store is created (root-owned) in a directory of that user's choice");
 	sticky = make_dir("attack-dirlink-sticky", 01777);
 	target = make_dir("attack-dirlink-target", 0755);
 	link = join(sticky, "app");
@@ -243,10 +242,19 @@ static void test_store_dir_symlink_of_other_user(void **state)
 	made = join(target, "store");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
-	ret = open_store(path, NULL);
+	ret = open_store(path, &msg);
 	if (lstat(made, &st) == 0)
 		fail_msg("store created through another user's symlink: %s (%d)", made, ret);
-	assert_true(ret < 0);
+	assert_int_equal(ret, -EACCES);
+	if (!strstr(msg, path) || !strstr(msg, "refusing to follow symlink \"app\"") ||
+	    !strstr(msg, "protected_symlinks"))
+		fail_msg("the refusal does not name the path, the link and the rule: %s", msg);
+	free(msg);
+	/* The same link owned by the directory's owner (root) is followed. */
+	assert_int_equal(lchown(link, 0, 0), 0);
+	assert_int_equal(open_store(path, NULL), 0);
+	assert_int_equal(lstat(made, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
 	rm_rf(sticky);
 	rm_rf(target);
 	free(made);
@@ -1022,6 +1030,134 @@ static void test_console_on_store_fd(void **state)
 	free(dir);
 }
 
+/* ---- fork at the wrong moment ---- */
+
+#define FORKS		40
+#define FORK_CHILD_MS	20000
+
+struct reopener {
+	struct pk_console *con;	/* NULL: every file console (the list lock) */
+	_Atomic bool stop;
+	_Atomic unsigned rounds;
+	_Atomic int err;
+};
+
+/* The reopening threads; stopped by the teardown too, should the case fail. */
+static struct reopener reopeners[2];
+static pthread_t reopen_threads[2];
+static int nr_reopeners;
+
+static void *reopen_loop(void *arg)
+{
+	struct reopener *r = arg;
+	int ret;
+
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		ret = pk_console_reopen(r->con);
+		if (ret < 0)
+			atomic_store_explicit(&r->err, ret, memory_order_relaxed);
+		atomic_fetch_add_explicit(&r->rounds, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static void reopeners_stop(void)
+{
+	int i;
+
+	for (i = 0; i < nr_reopeners; i++)
+		atomic_store(&reopeners[i].stop, true);
+	for (i = 0; i < nr_reopeners; i++)
+		pthread_join(reopen_threads[i], NULL);
+	nr_reopeners = 0;
+}
+
+static void reopener_start(struct pk_console *con)
+{
+	struct reopener *r = &reopeners[nr_reopeners];
+
+	r->con = con;
+	atomic_init(&r->stop, false);
+	atomic_init(&r->rounds, 0);
+	atomic_init(&r->err, 0);
+	assert_int_equal(pthread_create(&reopen_threads[nr_reopeners], NULL, reopen_loop, r), 0);
+	nr_reopeners++;
+}
+
+static int teardown_reopeners(void **state)
+{
+	reopeners_stop();
+	return teardown(state);
+}
+
+/*
+ * fork() while one thread is inside pk_console_reopen(NULL) (holding the
+ * file consoles' list lock) and another inside pk_console_reopen() of the
+ * one console (holding its busy flag): the child must be able to reopen
+ * every file console itself at once, and print to it.  Without the fork
+ * handling the child waits forever for a lock whose holder did not
+ * survive, or gets -EBUSY after waiting for the flag.
+ */
+static void test_fork_during_reopen(void **state)
+{
+	char *dir = make_dir("attack-fork", 0700), *log = join(dir, "app.log"), *text, want[64];
+	struct reopener *all = &reopeners[0], *one = &reopeners[1];
+	struct pk_console_driver drv;
+	struct pk_console *con;
+	int i, status, err;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(init_quiet(), 0);
+	assert_int_equal(pk_console_file_make(log, 0, &drv), 0);
+	con = pk_console_register_driver(&drv, 8);
+	assert_non_null(con);
+	reopener_start(NULL);
+	reopener_start(con);
+	assert_true(tu_wait_until(atomic_load(&all->rounds) > 0 && atomic_load(&one->rounds) > 0,
+				  10000));
+	for (i = 0; i < FORKS; i++) {
+		pid = tu_fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			int ret = pk_console_reopen(NULL);
+
+			if (ret == 0)
+				ret = pk_console_reopen(con);
+			if (ret == 0 && pk_printk(PK_ERR, "forked child %d\n", i) < 0)
+				ret = -EIO;
+			if (ret == 0)
+				ret = pk_flush(10000);
+			_exit(ret == 0 ? 0 : 100 + (-ret & 127));
+		}
+		tu_waitpid(pid, &status, FORK_CHILD_MS, "child reopening after a fork");
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("child %d: status 0x%x (exit 100+errno: reopen, print or flush failed)",
+				 i, status);
+	}
+	reopeners_stop();
+	/* The parent's reopens kept working meanwhile (-EBUSY: one waited out the other). */
+	err = atomic_load(&all->err);
+	if (err && err != -EBUSY)
+		fail_msg("pk_console_reopen(NULL): %s", pk_strerror(err));
+	err = atomic_load(&one->err);
+	if (err && err != -EBUSY)
+		fail_msg("pk_console_reopen(con): %s", pk_strerror(err));
+	text = tu_read_file(log, NULL);
+	assert_non_null(text);
+	for (i = 0; i < FORKS; i++) {
+		snprintf(want, sizeof(want), "] forked child %d\n", i);
+		if (tu_count(text, want) != 1)
+			fail_msg("\"%s\" found %zu times in the log:\n%s", want, tu_count(text, want),
+				 text);
+	}
+	free(text);
+	pk_shutdown();
+	rm_rf(dir);
+	free(log);
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1040,6 +1176,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_strerror_extremes),
 		cmocka_unit_test(test_no_message_per_call),
 		cmocka_unit_test_teardown(test_console_on_store_fd, teardown),
+		cmocka_unit_test_teardown(test_fork_during_reopen, teardown_reopeners),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

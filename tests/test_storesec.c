@@ -9,6 +9,13 @@
  *     file (or a symlink's target) byte for byte as it was.  The
  *     other-owner case chowns a file to uid 65534 and so needs root (CI
  *     runs as root); it skips, saying so, otherwise;
+ *   - the directories on the way: symlinks among them are followed by the
+ *     kernel's protected_symlinks rule (in a sticky world-writable
+ *     directory only the effective uid's or the directory owner's), another
+ *     user's directory there is not entered, and a refusal names the path,
+ *     the component and the rule and creates nothing; our own links,
+ *     relative paths and links in ordinary directories work as before
+ *     (the other-user cases need root, as above);
  *   - readers: read-only through a symlink is fine, writable is not;
  *   - a crafted header near the counters' limits with descriptors that
  *     claim future seqs is recovered (every record written after it reads
@@ -26,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +347,238 @@ static void test_symlinks_refused(void **state)
 	free(nowhere);
 	free(plain);
 	free(store);
+}
+
+/* ---- the directories on the way ---- */
+
+static char *make_dir(const char *tag, mode_t mode)
+{
+	char *d = tu_tmp_path(tag);
+
+	assert_non_null(d);
+	assert_int_equal(mkdir(d, 0700), 0);
+	assert_int_equal(chmod(d, mode), 0);
+	return d;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	assert_non_null(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* @path must be a fresh private store of ours (reached by another name). */
+static void is_new_store(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal((size_t)st.st_size, store_bytes(STORE));
+}
+
+/* Nothing at @path (not even a temporary beside it: @dir holds @n entries). */
+static void nothing_made(const char *path, const char *dir, int n)
+{
+	char cmd[PATH_MAX + 64];
+	struct stat st;
+
+	if (lstat(path, &st) == 0)
+		fail_msg("%s was created", path);
+	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq %d", dir, n);
+	if (system(cmd) != 0)
+		fail_msg("%s holds something other than its %d entries", dir, n);
+}
+
+/*
+ * Our own links among the directories are followed, in an ordinary
+ * directory and in a sticky world-writable one; the store is made (and
+ * found again) in the directory they lead to, relative paths included.
+ * A loop of links is -ELOOP, named as such, and makes nothing.
+ */
+static void test_dir_components_own(void **state)
+{
+	char *plain = make_dir("storesec-wplain", 0755), *sticky = make_dir("storesec-wsticky", 01777);
+	char *target = make_dir("storesec-wtarget", 0755), *link1 = join(plain, "app");
+	char *link2 = join(sticky, "app"), *via1 = join(link1, "store"), *via2, *made, *msg;
+	char *loop_a = join(plain, "a"), *loop_b = join(plain, "b"), *via_loop = join(loop_a, "store");
+	char rel[PATH_MAX];
+	int cwd;
+
+	(void)state;
+	made = join(target, "store");
+	via2 = join(link2, "sub/store");
+	assert_int_equal(symlink(target, link1), 0);
+	assert_int_equal(symlink(target, link2), 0);
+
+	/* Through a link in an ordinary directory: made in the target, found again. */
+	must_open(via1);
+	is_new_store(made);
+	must_open(via1);
+	must_open(made);
+	assert_int_equal(unlink(made), 0);
+
+	/* Through our own link in a sticky world-writable directory, then a subdirectory. */
+	{
+		char *sub = join(target, "sub"), *sub_store = join(sub, "store");
+
+		assert_int_equal(mkdir(sub, 0700), 0);
+		must_open(via2);
+		is_new_store(sub_store);
+		assert_int_equal(unlink(sub_store), 0);
+		assert_int_equal(rmdir(sub), 0);
+		free(sub_store);
+		free(sub);
+	}
+
+	/* A relative path with a link in it, from the working directory. */
+	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(cwd >= 0);
+	assert_int_equal(chdir(plain), 0);
+	snprintf(rel, sizeof(rel), "app/./store");
+	must_open(rel);
+	assert_int_equal(fchdir(cwd), 0);
+	close(cwd);
+	is_new_store(made);
+	assert_int_equal(unlink(made), 0);
+
+	/* A loop among the directories. */
+	assert_int_equal(symlink(loop_b, loop_a), 0);
+	assert_int_equal(symlink(loop_a, loop_b), 0);
+	refused(via_loop, STORE, -ELOOP, pk_strerror(-ELOOP));
+	assert_int_equal(open_store(via_loop, STORE, &msg), -ELOOP);
+	free(msg);
+	nothing_made(made, target, 0);
+
+	rm_rf(plain);
+	rm_rf(sticky);
+	rm_rf(target);
+	free(via_loop);
+	free(loop_a);
+	free(loop_b);
+	free(made);
+	free(via2);
+	free(via1);
+	free(link2);
+	free(link1);
+	free(target);
+	free(sticky);
+	free(plain);
+}
+
+/*
+ * Another user's link or directory on the way, as root: in a sticky
+ * world-writable directory the link is not followed and the directory is
+ * not entered (the refusal names the path, the component and the rule,
+ * and nothing is made where they lead); in an ordinary directory, or
+ * where that user owns the sticky directory itself, they are.
+ */
+static void test_dir_components_other_user(void **state)
+{
+	char *sticky, *target, *theirs, *plain, *shared, *link, *path, *made, want[64];
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0)
+		tu_skip("not root: cannot give a link or a directory to uid %d", NOBODY);
+	sticky = make_dir("storesec-osticky", 01777);
+	target = make_dir("storesec-otarget", 0755);
+	plain = make_dir("storesec-oplain", 0755);
+	made = join(target, "store");
+
+	/* Their link to a directory of their choice. */
+	link = join(sticky, "app");
+	path = join(link, "store");
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
+	snprintf(want, sizeof(want), "owned by uid %d", NOBODY);
+	refused(path, STORE, -EACCES, "refusing to follow symlink \"app\"");
+	refused(path, STORE, -EACCES, want);
+	refused(path, STORE, -EACCES, "protected_symlinks");
+	nothing_made(made, target, 0);
+	/* Given to the directory's owner (root), it is followed. */
+	assert_int_equal(lchown(link, 0, 0), 0);
+	must_open(path);
+	is_new_store(made);
+	assert_int_equal(unlink(made), 0);
+	free(path);
+	free(link);
+
+	/* Their directory, world-writable even: not entered. */
+	theirs = join(sticky, "theirs");
+	path = join(theirs, "store");
+	assert_int_equal(mkdir(theirs, 0777), 0);
+	assert_int_equal(chmod(theirs, 0777), 0);
+	assert_int_equal(chown(theirs, NOBODY, NOBODY), 0);
+	refused(path, STORE, -EACCES, "refusing to enter directory \"theirs\"");
+	refused(path, STORE, -EACCES, "protected_regular");
+	nothing_made(path, theirs, 0);
+	free(path);
+	free(theirs);
+
+	/*
+	 * Where they own the sticky directory itself (in a directory of
+	 * root's: theirs in /tmp would not be entered), what they own there
+	 * is theirs to give: their directory is entered, their link followed.
+	 */
+	shared = join(plain, "shared");
+	assert_int_equal(mkdir(shared, 0700), 0);
+	assert_int_equal(chmod(shared, 01777), 0);
+	assert_int_equal(chown(shared, NOBODY, NOBODY), 0);
+	theirs = join(shared, "theirs");
+	path = join(theirs, "store");
+	assert_int_equal(mkdir(theirs, 0777), 0);
+	assert_int_equal(chmod(theirs, 0777), 0);
+	assert_int_equal(chown(theirs, NOBODY, NOBODY), 0);
+	must_open(path);
+	is_new_store(path);
+	free(path);
+	link = join(shared, "app");
+	path = join(link, "store");
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
+	must_open(path);
+	is_new_store(made);
+	assert_int_equal(unlink(made), 0);
+	free(path);
+	free(link);
+
+	/* Their link in an ordinary (root's, not world-writable) directory: followed. */
+	link = join(plain, "app");
+	path = join(link, "store");
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
+	must_open(path);
+	is_new_store(made);
+	assert_int_equal(lstat(made, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+
+	rm_rf(sticky);
+	rm_rf(target);
+	rm_rf(plain);
+	free(path);
+	free(link);
+	free(theirs);
+	free(shared);
+	free(made);
+	free(plain);
+	free(target);
+	free(sticky);
 }
 
 static void test_not_a_file_refused(void **state)
@@ -772,6 +1012,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_group_or_world_writable_refused),
 		cmocka_unit_test(test_other_owner_refused),
 		cmocka_unit_test(test_symlinks_refused),
+		cmocka_unit_test(test_dir_components_own),
+		cmocka_unit_test(test_dir_components_other_user),
 		cmocka_unit_test(test_not_a_file_refused),
 		cmocka_unit_test(test_truncated_says_truncated),
 		cmocka_unit_test(test_other_size_names_user_value),

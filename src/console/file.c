@@ -9,25 +9,20 @@
  * Opening.  A program that runs as root may be told to log to a path in
  * /tmp, where any user can leave a symlink to /etc/shadow or a file of
  * their own, readable by them.  So the path is walked one component at a
- * time, each looked up with openat() in the directory that holds it and
- * never through a symlink the kernel follows by itself (O_NOFOLLOW, and
- * O_PATH for the directories); a symlink met on the way is looked at and
- * followed here, by the kernel's protected_symlinks and protected_regular
- * rules, which hold then whatever the system's settings:
- *
- *   - in a sticky, world-writable directory (/tmp), a symlink is followed
- *     only if it is owned by the effective uid or by the directory's owner;
- *   - there, an existing file (regular or FIFO) is opened only if it is
- *     owned by the effective uid or by the directory's owner.
- *
- * The kernel's own links in /proc (/dev/stderr is /proc/self/fd/2, whose
- * target may be a pipe) are the exception: the kernel follows those.
- *
- * Each decision is taken on the object the descriptor holds (fstat() of
- * the link or file opened without following, readlinkat() of that very
- * link), so nothing can be swapped between the check and the use.  A new
- * file is created with O_EXCL, mode 0600 unless PK_FILE_MODE() says
- * otherwise (less the umask).  The descriptor is O_CLOEXEC and O_NOCTTY.
+ * time (pathwalk.c: symlinks on the way followed only by the kernel's
+ * protected_symlinks rule, another user's directory in a sticky
+ * world-writable directory not entered), and the last component is opened
+ * in the directory the walk ends in, without following: a symlink there is
+ * looked at and followed by the same rule (the kernel's own links in
+ * /proc, such as /dev/stderr, excepted), and an existing file (regular or
+ * FIFO) in a sticky world-writable directory is opened only if it belongs
+ * to the effective uid or the directory's owner and, if regular, has one
+ * link (protected_regular).  Each decision is taken on the object the
+ * descriptor holds, so nothing can be swapped between the check and the
+ * use.  A new file is created with O_EXCL, mode 0600 unless PK_FILE_MODE()
+ * says otherwise (less the umask).  The descriptor is O_CLOEXEC and
+ * O_NOCTTY.  A refusal is one line on stderr naming the path and the rule,
+ * names escaped (\xNN).
  *
  * Rotation (pk_console_reopen(), pk_console_file_make_opts()).  The
  * console's descriptor number never changes: a new file is opened, then
@@ -58,6 +53,16 @@
  * write() only tries (taken: it skips its check this time) and that
  * pk_console_reopen() waits for (bounded).
  *
+ * Fork.  pk_console_reopen(NULL) walks the list of file consoles under
+ * list_lock.  The library's fork sequence (console.c) takes list_lock
+ * after the registry's lock (the order of unregistering, whose release
+ * takes it) and gives it back in both processes: a fork never leaves the
+ * child with the lock held by a thread that did not survive.  In the
+ * child, @busy is cleared on every file console, since whoever held it
+ * (a write() rotating, a pk_console_reopen() of one console) was another
+ * thread (a fork() from a signal handler that interrupted this thread's
+ * own rotation is the exception, as it is for any lock).
+ *
  * Ordering.  LMM(file:A) (taking @busy, acquire) pairs with LMM(file:B)
  * (dropping it, release) of the previous holder: the walk buffers and
  * @last_err it used are seen complete by the next one.  LMM(file:C)
@@ -76,40 +81,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "consoles.h"
 #include "internal.h"
+#include "pathwalk.h"
 #include "printk/console.h"
 #include "wfd.h"
 
 #define LMM(label)
-#define MAX_LINKS	40	/* as the kernel: more is -ELOOP */
 #define MODE_SET	PK_FILE_MODE(0)
 #define FLAGS_KNOWN	(PK_FILE_FSYNC | PK_FILE_MODE(0777))
 #define MAX_ROTATE	999u
 #define REOPEN_WAIT_MS	2000	/* pk_console_reopen() waits this long for a rotation */
 
 _Atomic uint64_t pk__file_check_ns = 1000000000u;
-
-/*
- * The walk: @rest holds what is left of the path; @dfd is the directory
- * it is relative to.  splice() puts a symlink's target in front of what
- * follows the link.  After a successful open_log(), @dfd is the directory
- * that holds the file and @name its name there.
- */
-struct walk {
-	const char *path;	/* as the caller gave it, for messages */
-	bool quiet;		/* no message on stderr (said already) */
-	int dfd;
-	int links;
-	char name[NAME_MAX + 1];
-	char rest[PATH_MAX];
-	char tmp[PATH_MAX];
-};
 
 struct file_ctx {
 	int fd;			/* fixed: a reopen dup3()s over it */
@@ -123,7 +110,8 @@ struct file_ctx {
 	/* Whoever holds @busy. */
 	_Atomic int busy;
 	int last_err;		/* the failure said on stderr last; 0 after a success */
-	struct walk walk;
+	bool quiet;		/* a refusal by a rule is not said (said already) */
+	struct pk__walk walk;	/* after an open: the directory that holds the file */
 
 	/* write() alone (the console's owner). */
 	uint64_t next_check_ns;
@@ -160,274 +148,86 @@ __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
 		;
 }
 
-/*
- * @s for a message on a terminal: bytes outside printable ASCII, and the
- * quote and backslash, as \xNN (a name may come from another user's
- * symlink).  Cut to fit @n bytes.  Return: @buf.
- */
-static const char *escaped(char *buf, size_t n, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-	unsigned char c;
-
-	for (; *s && o + 5 <= n; s++) {
-		c = (unsigned char)*s;
-		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = 'x';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-/*
- * May @st, found in directory @dir, be used (followed, entered or opened
- * as it is)?  Not if @dir is sticky and world-writable and @st belongs to
- * neither the effective uid nor the directory's owner: its owner could
- * swap what lies in or behind it.  Says why not on stderr, naming the
- * path the caller gave.  Uses w->tmp (free whenever this is called).
- */
-static bool owner_ok(struct walk *w, const char *name, const struct stat *dir,
-		     const struct stat *st)
-{
-	uid_t euid = geteuid();
-	bool linked = S_ISREG(st->st_mode) && st->st_nlink > 1;	/* may be any file of ours */
-	char ename[4 * NAME_MAX + 1];
-	const char *what, *done, *rule;
-
-	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) ||
-	    ((st->st_uid == euid || st->st_uid == dir->st_uid) && !linked))
-		return true;
-	if (w->quiet)
-		return false;
-	if (S_ISLNK(st->st_mode)) {
-		what = "to follow symlink";
-		done = "followed";
-		rule = "protected_symlinks";
-	} else if (S_ISDIR(st->st_mode)) {
-		what = "to enter directory";
-		done = "entered";
-		rule = "protected_regular";
-	} else {
-		what = "to open";
-		done = "opened";
-		rule = "protected_regular";
-	}
-	say("libprintk: file console \"%s\": refusing %s \"%s\" owned by uid %u (%u links) "
-		"in a sticky world-writable directory owned by uid %u: there only what the process's euid "
-		"(%u) or the directory's owner owns is %s (the kernel's %s rule)\n",
-		escaped(w->tmp, sizeof(w->tmp), w->path), what, escaped(ename, sizeof(ename), name),
-		(unsigned)st->st_uid, (unsigned)st->st_nlink, (unsigned)dir->st_uid, (unsigned)euid,
-		done, rule);
-	return false;
-}
-
-/* Is directory @dfd in /proc, where symlinks are the kernel's own? */
-static bool in_procfs(int dfd)
-{
-	struct statfs sf;
-
-	return fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-}
-
-static int walk_root(struct walk *w, bool absolute)
-{
-	int fd = open(absolute ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (w->dfd >= 0)
-		close(w->dfd);
-	w->dfd = fd;
-	return 0;
-}
-
-/* Follow the symlink @lfd (named @name, in w->dfd); @next: what follows it. */
-static int follow(struct walk *w, int lfd, const char *name, const char *next)
-{
-	struct stat dir, st;
-	ssize_t n;
-	size_t tail = strlen(next);
-
-	if (++w->links > MAX_LINKS)
-		return -ELOOP;
-	if (fstat(w->dfd, &dir) < 0 || fstat(lfd, &st) < 0)
-		return -errno;
-	if (!S_ISLNK(st.st_mode))
-		return 0;	/* replaced since: look again */
-	if (!owner_ok(w, name, &dir, &st))
-		return -EACCES;
-	n = readlinkat(lfd, "", w->tmp, sizeof(w->tmp));
-	if (n < 0)
-		return -errno;
-	if (!n)
-		return -ENOENT;
-	if ((size_t)n + 1 + tail >= sizeof(w->tmp))
-		return -ENAMETOOLONG;
-	w->tmp[n] = '/';
-	memcpy(w->tmp + n + 1, next, tail + 1);
-	memcpy(w->rest, w->tmp, (size_t)n + 1 + tail + 1);
-	return w->tmp[0] == '/' ? walk_root(w, true) : 0;
-}
-
-/* Open the last component @name in w->dfd for appending, creating it. */
-static int open_last(struct walk *w, const char *name, mode_t mode, bool *again)
+/* Open the last component w->name in w->dfd for appending, creating it. */
+static int open_last(struct pk__walk *w, mode_t mode, bool *again)
 {
 	const int fl = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK;
 	struct stat dir, st;
 	int fd, lfd, ret;
 
 	*again = false;
-	fd = openat(w->dfd, name, fl | O_CREAT | O_EXCL, mode);
+	fd = openat(w->dfd, w->name, fl | O_CREAT | O_EXCL, mode);
 	if (fd >= 0)
 		return fd;
 	if (errno != EEXIST)
 		return -errno;
-	fd = openat(w->dfd, name, fl);
+	fd = openat(w->dfd, w->name, fl);
 	if (fd >= 0) {
 		if (fstat(w->dfd, &dir) < 0 || fstat(fd, &st) < 0) {
 			ret = -errno;
 			close(fd);
 			return ret;
 		}
-		if (!owner_ok(w, name, &dir, &st)) {
+		if (!pk__walk_owner_ok(w, w->name, &dir, &st)) {
 			close(fd);
 			return -EACCES;
 		}
 		return fd;
 	}
 	if (errno == ENOENT) {	/* removed since */
-		*again = ++w->links <= MAX_LINKS;
+		*again = ++w->links <= PK__WALK_MAX_LINKS;
 		return -ENOENT;
 	}
 	if (errno != ELOOP)
 		return -errno;
 	/* A symlink: the kernel's own in /proc, else look at it. */
-	if (in_procfs(w->dfd))
-		return (fd = openat(w->dfd, name, fl & ~O_NOFOLLOW)) < 0 ? -errno : fd;
-	lfd = openat(w->dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pk__walk_in_procfs(w->dfd))
+		return (fd = openat(w->dfd, w->name, fl & ~O_NOFOLLOW)) < 0 ? -errno : fd;
+	lfd = openat(w->dfd, w->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd < 0)
 		return -errno;
-	ret = follow(w, lfd, name, "");
+	ret = pk__walk_follow(w, lfd, w->name);
 	close(lfd);
 	*again = !ret;
 	return ret;
-}
-
-/* Make @fd (or the failure that gave it) the directory the walk is in. */
-static int enter(struct walk *w, int fd)
-{
-	if (fd < 0)
-		return -errno;
-	close(w->dfd);
-	w->dfd = fd;
-	return 0;
 }
 
 /*
  * Open @path as this file's header describes, with @w's buffers (no
  * malloc: write() reopens with them).  On success @w->dfd stays open on
  * the directory that holds the file and @w->name is its name there: the
- * caller ends with walk_end().
- * Return: the descriptor, or a negative errno (-EACCES: a rule refused it).
+ * caller ends with pk__walk_end().
+ * Return: the descriptor, or a negative errno (-EACCES with @w->why set:
+ * a rule refused it).
  */
-static int open_log(struct walk *w, const char *path, mode_t mode)
+static int open_log(struct pk__walk *w, const char *path, mode_t mode)
 {
-	char *p, *slash;
 	bool again;
-	int ret, fd;
+	int ret;
 
-	w->path = path;
-	w->dfd = -1;
-	w->links = 0;
-	if (strlen(path) >= sizeof(w->rest))
-		return -ENAMETOOLONG;
-	strcpy(w->rest, path);
-	ret = walk_root(w, path[0] == '/');
-	while (!ret) {
-		p = w->rest;
-		while (*p == '/')
-			p++;
-		slash = strchr(p, '/');
-		if (slash && slash[strspn(slash, "/")] == '\0') {
-			*slash = '\0';	/* "dir/": the last component is dir */
-			slash = NULL;
-		}
-		if (!*p) {
-			ret = -EISDIR;
-			break;
-		}
-		if ((slash ? (size_t)(slash - p) : strlen(p)) > NAME_MAX) {
-			ret = -ENAMETOOLONG;
-			break;
-		}
-		if (!slash) {
-			memcpy(w->name, p, strlen(p) + 1);
-			ret = open_last(w, w->name, mode, &again);
-			if (again) {
-				ret = 0;
-				continue;
-			}
+	ret = pk__walk_begin(w, path);
+	while (!ret && !(ret = pk__walk_parent(w))) {
+		ret = open_last(w, mode, &again);
+		if (!again) {
 			if (ret >= 0)
 				return ret;	/* w->dfd holds it, as w->name */
 			break;
 		}
-		memcpy(w->name, p, (size_t)(slash - p));
-		w->name[slash - p] = '\0';
-		memmove(w->rest, slash + 1, strlen(slash + 1) + 1);
-		fd = openat(w->dfd, w->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			ret = -errno;
-			break;
-		}
-		{
-			struct stat st, dst;
-
-			if (fstat(fd, &st) < 0)
-				ret = -errno;
-			else if (S_ISLNK(st.st_mode) && in_procfs(w->dfd))
-				ret = enter(w, openat(w->dfd, w->name,
-						      O_PATH | O_DIRECTORY | O_CLOEXEC));
-			else if (S_ISLNK(st.st_mode))
-				ret = follow(w, fd, w->name, w->rest);
-			else if (!S_ISDIR(st.st_mode))
-				ret = -ENOTDIR;
-			else if (fstat(w->dfd, &dst) < 0)
-				ret = -errno;
-			else if (!owner_ok(w, w->name, &dst, &st))
-				ret = -EACCES;	/* another user's directory in /tmp */
-			else {
-				close(w->dfd);
-				w->dfd = fd;
-				continue;
-			}
-		}
-		close(fd);
+		ret = 0;
 	}
-	if (w->dfd >= 0)
-		close(w->dfd);
-	w->dfd = -1;
+	pk__walk_end(w);
 	return ret;
-}
-
-static void walk_end(struct walk *w)
-{
-	if (w->dfd >= 0)
-		close(w->dfd);
-	w->dfd = -1;
 }
 
 /* open_log() for writing: blocking writes, whatever the open needed. */
 static int file_open(struct file_ctx *f)
 {
-	int fd = open_log(&f->walk, f->path, f->mode);
+	struct pk__walk *w = &f->walk;
+	int fd = open_log(w, f->path, f->mode);
 
+	if (fd == -EACCES && w->why[0] && !f->quiet)
+		say("libprintk: file console \"%s\": %s\n",
+		    pk__walk_escape(w->tmp, sizeof(w->tmp), f->path), w->why);
 	/* O_NONBLOCK only for the open: a FIFO without a reader fails at once. */
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -493,9 +293,9 @@ static int reopen_locked(struct file_ctx *f, bool quiet)
 {
 	int fd;
 
-	f->walk.quiet = quiet;
+	f->quiet = quiet;
 	fd = file_open(f);
-	walk_end(&f->walk);
+	pk__walk_end(&f->walk);
 	return fd < 0 ? fd : swap_fd(f, fd);
 }
 
@@ -515,13 +315,13 @@ static bool numbered(char *buf, const char *name, unsigned n)
  */
 static int rotate_locked(struct file_ctx *f)
 {
-	struct walk *w = &f->walk;
+	struct pk__walk *w = &f->walk;
 	char from[NAME_MAX + 1], to[NAME_MAX + 1];
 	struct stat cur, ours;
 	unsigned i;
 	int fd, ret = 0;
 
-	w->quiet = f->last_err != 0;
+	f->quiet = f->last_err != 0;
 	fd = file_open(f);
 	if (fd < 0)
 		return fd;
@@ -530,7 +330,7 @@ static int rotate_locked(struct file_ctx *f)
 		goto out;
 	}
 	if (cur.st_dev != ours.st_dev || cur.st_ino != ours.st_ino) {
-		walk_end(w);
+		pk__walk_end(w);
 		return swap_fd(f, fd);
 	}
 	if (!S_ISREG(cur.st_mode))
@@ -558,11 +358,11 @@ static int rotate_locked(struct file_ctx *f)
 		goto out;
 	}
 	close(fd);
-	walk_end(w);
-	return reopen_locked(f, w->quiet);
+	pk__walk_end(w);
+	return reopen_locked(f, f->quiet);
 out:
 	close(fd);
-	walk_end(w);
+	pk__walk_end(w);
 	return ret;
 }
 
@@ -704,9 +504,9 @@ static int file_make(const char *path, mode_t mode, const struct pk_file_opts *o
 		return -ENOMEM;
 	memcpy(f->path, path, plen + 1);
 	f->mode = mode;
-	f->walk.dfd = -1;
+	pk__walk_init(&f->walk);
 	fd = file_open(f);
-	walk_end(&f->walk);
+	pk__walk_end(&f->walk);
 	if (fd < 0) {
 		free(f);
 		return fd;
@@ -750,6 +550,28 @@ int pk_console_file_make(const char *path, unsigned flags, struct pk_console_dri
 	if (flags & MODE_SET)
 		mode = (flags & PK_FILE_MODE(0777) & ~MODE_SET) / (PK_FILE_MODE(1) & ~MODE_SET);
 	return file_make(path, mode, &o, out);
+}
+
+/* ---- fork (the header's "Fork"; called by console.c's fork sequence) ---- */
+
+void pk__file_atfork_prepare(void)
+{
+	pthread_mutex_lock(&list_lock);
+}
+
+void pk__file_atfork_parent(void)
+{
+	pthread_mutex_unlock(&list_lock);
+}
+
+void pk__file_atfork_child(void)
+{
+	struct file_ctx *f;
+
+	pthread_mutex_init(&list_lock, NULL);
+	/* Relaxed: the child's only thread is the one running this. */
+	for (f = all_files; f; f = f->next)
+		atomic_store_explicit(&f->busy, 0, memory_order_relaxed);
 }
 
 /* pk_console_reopen() of one: waits (bounded) for a rotation in progress. */
