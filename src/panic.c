@@ -11,10 +11,10 @@
  * skipped, since nothing can safely interrupt the stuck write().
  *
  * Everything here runs in signal handlers: only async-signal-safe calls,
- * plus backtrace(), which is made safe by loading libgcc beforehand, and
- * dladdr(), which is what crash reporters use to name frames.
+ * plus backtrace(), which is made safe by loading libgcc beforehand.
+ * Frames are named from the loaded objects' dynamic symbol tables
+ * (symtab.c), not by dladdr(), which takes the loader's lock.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <signal.h>
@@ -26,6 +26,7 @@
 #include "flush.h"
 #include "internal.h"
 #include "panic.h"
+#include "symtab.h"
 
 _Atomic uint32_t pk__panic_tid;
 
@@ -130,25 +131,11 @@ static void store_backtrace(int skip)
 {
 	void *frames[64];
 	char line[256];
-	Dl_info info;
 	int i, n = backtrace(frames, 64);
 
 	store_line("Call trace:", 11);
-	for (i = skip; i < n; i++) {
-		const char *sym = NULL, *obj = "?";
-		uintptr_t off = 0;
-
-		if (dladdr(frames[i], &info)) {
-			sym = info.dli_sname;
-			off = (uintptr_t)frames[i] - (uintptr_t)(sym ? info.dli_saddr : info.dli_fbase);
-			if (info.dli_fname) {
-				obj = strrchr(info.dli_fname, '/');
-				obj = obj ? obj + 1 : info.dli_fname;
-			}
-		}
-		store_line(line, (size_t)fmt_line(line, sizeof(line), " #%02d 0x%lx %s+0x%lx [%s]", i - skip,
-						 (unsigned long)(uintptr_t)frames[i], sym ? sym : "?", (unsigned long)off, obj));
-	}
+	for (i = skip; i < n; i++)
+		store_line(line, pk__sym_frame(line, sizeof(line), i - skip, (uintptr_t)frames[i]));
 }
 
 /* Become the one panicking thread.  false: another thread already is. */

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "internal.h"
 #include "symtab.h"
@@ -179,6 +180,77 @@ size_t pk__sym_format(char *buf, size_t size, uintptr_t addr, int offset, int ba
 		n = pk__stbsp_snprintf(buf, (int)size, "%s%s%s%s", s.name,
 				       s.module ? " [" : "", s.module ? s.module : "",
 				       s.module ? "]" : "");
+	if (n < 0)
+		n = 0;
+	return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+/*
+ * The loaded object whose PT_LOAD segments hold @addr: its name (the
+ * program's own for the main program) and load base, from its program
+ * headers (the ELF header at its base for a shared object or a PIE; the
+ * auxiliary vector's for a program loaded at its link address).  NULL
+ * if none does.
+ */
+static const char *object_of(uintptr_t addr, uintptr_t *base)
+{
+	const struct link_map *m;
+	const ElfW(Phdr) *ph;
+	const ElfW(Ehdr) *eh;
+	unsigned long phnum;
+	unsigned i;
+
+	for (m = *(struct link_map *volatile *)&_r_debug.r_map; m; m = m->l_next) {
+		if (m->l_addr) {
+			eh = (const ElfW(Ehdr) *)m->l_addr;
+			if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
+				continue;
+			ph = (const ElfW(Phdr) *)(m->l_addr + eh->e_phoff);
+			phnum = eh->e_phnum;
+		} else if (m == _r_debug.r_map) {
+			ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);	/* reads a copy: safe */
+			phnum = getauxval(AT_PHNUM);
+			if (!ph)
+				continue;
+		} else {
+			continue;
+		}
+		for (i = 0; i < phnum; i++) {
+			uintptr_t start = m->l_addr + ph[i].p_vaddr;
+
+			if (ph[i].p_type == PT_LOAD && addr >= start && addr - start < ph[i].p_memsz) {
+				*base = m->l_addr;
+				return m->l_name && *m->l_name ? basename_of(m->l_name)
+							       : program_invocation_short_name;
+			}
+		}
+	}
+	return NULL;
+}
+
+size_t pk__sym_frame(char *buf, size_t size, int idx, uintptr_t addr)
+{
+	struct pk__sym s;
+	const char *obj = "?";
+	uintptr_t base;
+	int n;
+
+	if (!size)
+		return 0;
+	/* A return address may lie just past its function's end: look up addr - 1. */
+	if (pk__sym_lookup(addr - 1, &s) < 0) {
+		/* No symbol (a hidden or local function): the offset in its object. */
+		s.name = "?";
+		s.start = addr;
+		if ((obj = object_of(addr - 1, &base)) != NULL)
+			s.start = base;
+		else
+			obj = "?";
+	} else {
+		obj = s.module ? s.module : program_invocation_short_name;
+	}
+	n = pk__stbsp_snprintf(buf, (int)size, " #%02d 0x%lx %s+0x%lx [%s]", idx,
+			       (unsigned long)addr, s.name, (unsigned long)(addr - s.start), obj);
 	if (n < 0)
 		n = 0;
 	return (size_t)n < size ? (size_t)n : size - 1;

@@ -43,4 +43,16 @@ int pk__sym_lookup(uintptr_t addr, struct pk__sym *sym);
  */
 size_t pk__sym_format(char *buf, size_t size, uintptr_t addr, int offset, int backtrace);
 
+/*
+ * pk__sym_frame() - one line of a crash or WARN backtrace for return
+ * address @addr, frame @idx: " #NN 0xADDR name+0xOFF [object]", the object
+ * being the program's own name for the main program; "?+0x0 [?]" when no
+ * dynamic symbol contains @addr - 1.  No newline.
+ *
+ * Context: any thread, async-signal-safe (unlike dladdr(), which takes the
+ * loader's lock: a crash inside dlopen() would deadlock in it).
+ * Return: the length of the text (cut to @size - 1).
+ */
+size_t pk__sym_frame(char *buf, size_t size, int idx, uintptr_t addr);
+
 #endif /* PK_SYMTAB_H */

@@ -5,13 +5,12 @@
  *
  * Each report line is one record, stored inside an emergency section so
  * that every flush mode prints it from the caller before the call
- * returns.  The backtrace uses backtrace() and dladdr(), as pk_panic()
+ * returns.  The backtrace uses backtrace() and symtab.c, as pk_panic()
  * does, and prints frames in its format.  backtrace() loads libgcc on its
  * first call, which is not async-signal-safe: a constructor makes that
  * first call when the library is loaded, so that a report from a signal
  * handler only walks the stack.
  */
-#include <dlfcn.h>
 #include <execinfo.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <sys/prctl.h>
 
 #include "internal.h"
+#include "symtab.h"
 #include "printk/printk.h"
 #include "printk/warn.h"
 
@@ -57,9 +57,7 @@ static void print_task_info(int level)
 __attribute__((noinline)) static void print_trace(int level, void *from)
 {
 	void *frames[STACK_MAX];
-	const char *sym, *obj;
-	uintptr_t off;
-	Dl_info info;
+	char line[256];
 	int i, first = 0, n = backtrace(frames, STACK_MAX);
 
 	for (i = 0; i < n; i++) {
@@ -70,19 +68,8 @@ __attribute__((noinline)) static void print_trace(int level, void *from)
 	}
 	pk_printk(level, "Call trace:\n");
 	for (i = first; i < n; i++) {
-		sym = NULL;
-		obj = "?";
-		off = 0;
-		if (dladdr(frames[i], &info)) {
-			sym = info.dli_sname;
-			off = (uintptr_t)frames[i] - (uintptr_t)(sym ? info.dli_saddr : info.dli_fbase);
-			if (info.dli_fname) {
-				obj = strrchr(info.dli_fname, '/');
-				obj = obj ? obj + 1 : info.dli_fname;
-			}
-		}
-		pk_printk(level, " #%02d 0x%lx %s+0x%lx [%s]\n", i - first,
-			  (unsigned long)(uintptr_t)frames[i], sym ? sym : "?", (unsigned long)off, obj);
+		pk__sym_frame(line, sizeof(line), i - first, (uintptr_t)frames[i]);
+		pk_printk(level, "%s\n", line);
 	}
 }
 
