@@ -137,6 +137,9 @@ static void strand_child(enum pk_mode mode)
 {
 	struct itimerval it = { { 0, 20 }, { 0, 20 } };
 	struct pk_console_driver d;
+	struct pk_console_stats cs;
+	struct pk_console *con;
+	struct pk_stats st;
 	unsigned i, n;
 	size_t got;
 	char *s;
@@ -144,7 +147,7 @@ static void strand_child(enum pk_mode mode)
 	init_mode(mode, 1 << 20);
 	/* A signal-safe console: the handler's record may be printed in the handler. */
 	TU_CHECK(pk_console_file_make(strand_path, 0, &d) == 0);
-	TU_CHECK(pk_console_register_driver(&d, -1));
+	TU_CHECK((con = pk_console_register_driver(&d, -1)) != NULL);
 	signal(SIGALRM, on_alarm);
 	setitimer(ITIMER_REAL, &it, NULL);
 	for (i = 0; i < 100000 && atomic_load(&handler_n) < 2000; i++)
@@ -155,12 +158,29 @@ static void strand_child(enum pk_mode mode)
 	n = atomic_load(&handler_n);
 	/* No pk_flush(), no further record: what was stored must come out. */
 	got = wait_file_lines(strand_path, "handler ", n, 5000);
-	if (got != n) {
-		fprintf(stderr, "%s: %zu of %u handler records printed without a flush\n",
-			mode_names[mode], got, n);
+	TU_CHECK(pk_console_stats_get(con, &cs) == 0 && pk_stats_get(&st) == 0);
+	/*
+	 * Thread mode: the caller only stores, and a printer starved while the
+	 * filtered flood laps the store loses records (README, "Not
+	 * promised").  That is a counted loss, not a strand, once the console
+	 * has caught up with the store: it then passed every record there is.
+	 */
+	if (got != n && !(mode == PK_MODE_THREAD && cs.next_seq >= st.next_seq && cs.dropped)) {
+		fprintf(stderr, "%s: %zu of %u handler records printed without a flush "
+			"(console at seq %llu of %llu, %llu dropped)\n", mode_names[mode], got, n,
+			(unsigned long long)cs.next_seq, (unsigned long long)st.next_seq,
+			(unsigned long long)cs.dropped);
 		_exit(1);
 	}
 	s = tu_read_file(strand_path, NULL);
+	if (got != n) {
+		TU_CHECK(tu_count(s, "printk messages dropped") > 0);
+		printf("%s: %zu of %u handler records printed, the rest lost to a starved printer "
+		       "(counted: %llu dropped)\n", mode_names[mode], got, n,
+		       (unsigned long long)cs.dropped);
+		free(s);
+		_exit(0);
+	}
 	check_sequence(s, "handler", n);
 	printf("%s: %u handler records behind %u filtered ones, all printed\n", mode_names[mode], n,
 	       i);

@@ -8,6 +8,7 @@
  * initialised.  Each case runs in a forked child whose console is a file;
  * the parent checks how the child died and what the file holds.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -99,6 +100,58 @@ static void expect_signal(int status, int sig, const char *what, enum pk_mode mo
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
 		fail_msg("%s (%s): status 0x%x, wanted death by signal %d", what, mode_names[mode],
 			 status, sig);
+}
+
+/* ---- a crash while the dynamic loader's lock is held ---- */
+
+static void *dlopen_blocker(void *arg)
+{
+	(void)arg;
+	dlopen(PLUGIN_BLOCK_PATH, RTLD_NOW);	/* its constructor never returns */
+	return NULL;
+}
+
+static void die_in_dlopen(enum pk_mode mode)
+{
+	int block[2], inside[2];
+	char fds[32], c;
+	pthread_t t;
+
+	child_init(mode, true);
+	TU_CHECK(pipe(block) == 0 && pipe(inside) == 0);
+	snprintf(fds, sizeof(fds), "%d %d", block[0], inside[1]);
+	setenv("PK_TEST_BLOCK_FDS", fds, 1);
+	TU_CHECK(pthread_create(&t, NULL, dlopen_blocker, NULL) == 0);
+	TU_CHECK(read(inside[0], &c, 1) == 1);	/* the loader's lock is held now */
+	store_k();
+	{
+		volatile int *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		*p = 1;	/* SIGSEGV */
+	}
+	_exit(93);
+}
+
+/*
+ * A crash while another thread is inside dlopen() (a constructor that never
+ * returns keeps the loader's lock): the report, backtrace included, must
+ * come out and the process die of SIGSEGV.  Naming frames with dladdr(),
+ * which takes that lock, deadlocked here until the hang guard.
+ */
+static void test_crash_while_loader_locked(void **state)
+{
+	int status, m;
+	char *s;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		s = run(die_in_dlopen, modes[m], &status, "crash while dlopen() holds the loader lock");
+		expect_signal(status, SIGSEGV, "crash while dlopen() holds the loader lock", modes[m]);
+		assert_non_null(strstr(s, "Unable to handle SIGSEGV"));
+		assert_int_equal(tu_count(s, "Call trace:"), 1);
+		check_records(s);
+		free(s);
+	}
 }
 
 /* ---- every crash signal ---- */
@@ -420,6 +473,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_panic_from_signal_handler),
 		cmocka_unit_test(test_crash_inside_crash_handling),
 		cmocka_unit_test(test_crash_before_init),
+		cmocka_unit_test(test_crash_while_loader_locked),
 	};
 
 	setvbuf(stdout, NULL, _IONBF, 0);
