@@ -795,6 +795,8 @@ void pk_shutdown(void)
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_shutdown();
 	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_release);
+	/* Readers of this store see it gone (reader.c, view_enter()). */
+	atomic_fetch_add_explicit(&pk__g.store_gen, 1, memory_order_relaxed);
 	store_close();
 	memset(&pk__g.ring, 0, sizeof(pk__g.ring));
 	pk__self.open_valid = false;

@@ -20,7 +20,34 @@ struct pk_reader {
 	size_t map_size;
 	int fd;				/* the store file, or -1 */
 	bool writable;			/* the region may be written */
+	uint32_t gen;			/* own store: pk__g.store_gen at open */
 };
+
+/*
+ * This process's store may be replaced (pk_init() adopting another one) or
+ * released (pk_shutdown()) while a reader of it is open: each use of the
+ * view goes through the store gate, which pk_init() drains before it
+ * unmaps anything, and checks that the store is still the one opened.
+ * A reader of a store file has a mapping of its own.
+ */
+static bool view_enter(struct pk_reader *r)
+{
+	if (r->map)
+		return true;
+	if (!pk__gate_enter())
+		return false;
+	/* Relaxed: ordered after the gate's seq_cst look at the state (gate:A). */
+	if (atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed) == r->gen)
+		return true;
+	pk__gate_exit();
+	return false;
+}
+
+static void view_exit(struct pk_reader *r)
+{
+	if (!r->map)
+		pk__gate_exit();
+}
 
 struct pk_reader *pk_reader_open(void)
 {
@@ -34,10 +61,17 @@ struct pk_reader *pk_reader_open(void)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	if (!pk__gate_enter()) {
+		free(r);
+		errno = EAGAIN;	/* the store is being replaced or released */
+		return NULL;
+	}
 	r->ring = pk__g.ring;
+	r->gen = atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed);
 	r->fd = -1;
 	r->writable = true;
 	pk__ring_reader_init(&r->rd, &r->ring, false);
+	pk__gate_exit();
 	return r;
 }
 
@@ -101,10 +135,18 @@ static void export(const struct pk_ring_rec *in, struct pk_record *out)
 
 int pk_reader_next(struct pk_reader *r, struct pk_record *rec)
 {
+	int ret;
+
 	if (!r || !rec)
 		return -EINVAL;
-	if (!r->have && pk__ring_read(&r->rd, &r->rec) <= 0)
-		return 0;
+	if (!r->have) {
+		if (!view_enter(r))
+			return -ENODEV;
+		ret = pk__ring_read(&r->rd, &r->rec);
+		view_exit(r);
+		if (ret <= 0)
+			return 0;
+	}
 	r->have = false;
 	export(&r->rec, rec);
 	return 1;
@@ -114,10 +156,11 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq)
 {
 	uint64_t lo, hi;
 
-	if (!r)
+	if (!r || !view_enter(r))
 		return;
 	lo = pk__ring_oldest(&r->ring, false);
 	hi = pk__ring_next_seq(&r->ring);
+	view_exit(r);
 	r->rd.next = seq < lo ? lo : seq > hi ? hi : seq;
 	r->have = false;
 }
@@ -130,12 +173,16 @@ int pk_reader_wait(struct pk_reader *r, int timeout_ms)
 		return -EINVAL;
 	if (r->have)
 		return 1;
+	if (!view_enter(r))
+		return -ENODEV;
 	if (r->writable)
 		ret = pk__ring_wait(&r->ring, r->rd.next, timeout_ms);
 	else
 		ret = pk__ring_wait_readonly(&r->ring, r->rd.next, timeout_ms);
-	if (ret < 0)
+	if (ret < 0) {
+		view_exit(r);
 		return ret;
+	}
 	/*
 	 * A store file's writers may have died (skip what they left half
 	 * written) or a new one may have opened it (wait for its records).
@@ -144,6 +191,7 @@ int pk_reader_wait(struct pk_reader *r, int timeout_ms)
 		r->rd.postmortem = !pk__persist_live(r->fd, r->map);
 	if (pk__ring_read(&r->rd, &r->rec) > 0)
 		r->have = true;
+	view_exit(r);
 	return r->have;
 }
 
@@ -169,6 +217,8 @@ int pk_reader_info(struct pk_reader *r, struct pk_store_info *info)
 
 	if (!r || !info)
 		return -EINVAL;
+	if (!view_enter(r))
+		return -ENODEV;
 	h = r->ring.h;
 	memset(info, 0, sizeof(*info));
 	info->first_seq = h->first_seq;
@@ -186,6 +236,7 @@ int pk_reader_info(struct pk_reader *r, struct pk_store_info *info)
 	info->realtime_zero_ns = h->realtime_zero_ns;
 	info->creator_pid = h->creator_pid;
 	info->live = r->fd >= 0 ? pk__persist_live(r->fd, r->map) : 1;
+	view_exit(r);
 	return 0;
 }
 
@@ -195,6 +246,9 @@ int pk_reader_clear(struct pk_reader *r)
 		return -EINVAL;
 	if (!r->writable)
 		return -EACCES;
+	if (!view_enter(r))
+		return -ENODEV;
 	pk__ring_clear(&r->ring);
+	view_exit(r);
 	return 0;
 }

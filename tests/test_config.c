@@ -432,6 +432,50 @@ static void test_buffer_size(void **state)
 	unsetenv("PK_BUFFER_SIZE");
 }
 
+/*
+ * A reader of this process's store, open while pk_init() adopts another
+ * store and then while pk_shutdown() releases it: every call says the
+ * store is gone (-ENODEV) instead of reading unmapped memory.
+ */
+static void test_reader_outlives_store(void **state)
+{
+	struct pk_store_info info;
+	struct pk_config cfg;
+	struct pk_record rec;
+	struct pk_reader *r;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.consoles = "";
+	cfg.buffer_size = 64 << 10;
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_true(pk_info("before the switch\n") > 0);
+	r = pk_reader_open();
+	assert_non_null(r);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_memory_equal(rec.text, "before the switch", rec.len);
+
+	cfg.buffer_size = 4 << 20;	/* another store: adopted, the old one unmapped */
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_true(pk_info("after the switch\n") > 0);
+	assert_int_equal(pk_reader_next(r, &rec), -ENODEV);
+	assert_int_equal(pk_reader_wait(r, 10), -ENODEV);
+	assert_int_equal(pk_reader_info(r, &info), -ENODEV);
+	pk_reader_seek(r, 0);
+	pk_reader_close(r);
+
+	r = pk_reader_open();	/* a new reader sees the adopted store, records moved */
+	assert_non_null(r);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_memory_equal(rec.text, "before the switch", rec.len);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_memory_equal(rec.text, "after the switch", rec.len);
+	pk_shutdown();
+	assert_int_equal(pk_reader_next(r, &rec), -ENODEV);
+	assert_int_equal(pk_reader_info(r, &info), -ENODEV);
+	pk_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -444,6 +488,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_spec_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buffer_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reader_outlives_store, setup, teardown),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

@@ -50,11 +50,15 @@ struct pk_reader;
  * pk_reader_open() - a reader of this process's store, at its oldest record.
  *
  * Initialises the library first if needed.  The reader reads the store in
- * use when it was opened: close it before pk_shutdown() or a pk_init()
- * that changes the store, which release that store.
+ * use when it was opened: once pk_shutdown() or a pk_init() that changes
+ * the store has released it, the reader's calls return -ENODEV (close it
+ * and open another).  A pk_reader_wait() in progress holds such a
+ * pk_init() back, for at most its timeout (pk_init() gives up after 2 s
+ * with -EBUSY).
  * Context: any thread, not async-signal-safe (allocates).
- * Return: a reader, or NULL with errno set: ENOMEM, or the error of
- * initialising the library.
+ * Return: a reader, or NULL with errno set: ENOMEM, EAGAIN while the store
+ * is being replaced or released, or the error of initialising the
+ * library.
  */
 struct pk_reader *pk_reader_open(void);
 
@@ -95,7 +99,7 @@ struct pk_reader *pk_reader_open_file(const char *path);
  * pk_reader_wait() to wait for new records).
  * Context: any thread (one at a time per reader), async-signal-safe.
  * Return: 1 a record was copied; 0 nothing more now; -EINVAL for a NULL
- * @r or @rec.
+ * @r or @rec; -ENODEV the store this process's reader read was released.
  */
 int pk_reader_next(struct pk_reader *r, struct pk_record *rec);
 
@@ -123,8 +127,8 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq);
  * Context: any thread (one at a time per reader), not from a signal
  * handler.
  * Return: 1 a record is ready (the next pk_reader_next() returns it); 0
- * timed out or interrupted; -EINVAL for a NULL @r; another negative errno
- * from futex(2).
+ * timed out or interrupted; -EINVAL for a NULL @r; -ENODEV as
+ * pk_reader_next(); another negative errno from futex(2).
  */
 int pk_reader_wait(struct pk_reader *r, int timeout_ms);
 
@@ -184,7 +188,7 @@ struct pk_store_info {
  * @info: filled (reserved zeroed); each field read on its own, not a
  *        snapshot.  live is always 1 for this process's store.
  * Context: any thread.
- * Return: 0, or -EINVAL for a NULL @r or @info.
+ * Return: 0, or -EINVAL for a NULL @r or @info; -ENODEV as pk_reader_next().
  */
 int pk_reader_info(struct pk_reader *r, struct pk_store_info *info);
 
@@ -205,7 +209,8 @@ uint64_t pk_reader_tell(const struct pk_reader *r);
  * @r: a reader of this process's store, or one opened with
  *     PK_READER_WRITABLE.
  * Context: any thread.
- * Return: 0; -EACCES for a reader opened read-only; -EINVAL for a NULL @r.
+ * Return: 0; -EACCES for a reader opened read-only; -EINVAL for a NULL @r;
+ * -ENODEV as pk_reader_next().
  */
 int pk_reader_clear(struct pk_reader *r);
 
