@@ -129,7 +129,8 @@ struct pk_config {
 	uint64_t reserved[8];		/* zero: later fields (see README "ABI") */
 };
 
-#define PK_BUFFER_SIZE_DEFAULT	(1u << 20)
+/* A 1 MiB data ring: the store PK_BUFFER_SIZE=1m gives (data + data/4 + 512). */
+#define PK_BUFFER_SIZE_DEFAULT	((1u << 20) + (1u << 18) + 512u)
 #define PK_PRINT_BUDGET_DEFAULT_US 20000u	/* handoff: 20 ms, see README "Guarantees" */
 #define PK_BUFFER_SIZE_MIN	(16u << 10)
 #define PK_BUFFER_SIZE_MAX	((size_t)1 << 30)
