@@ -406,8 +406,12 @@ static int register_one(struct spec_con *sc, bool config)
 	fmt = (fmt | sc->flags) & ~sc->flags_off;
 	if (sc->bps) {
 		ret = pk_console_throttle_make(&drv, sc->bps, &thr);
-		if (ret < 0)
-			return ret;	/* it released @drv */
+		if (ret < 0) {
+			/* @drv is still ours: the throttle takes it only on success. */
+			if (drv.ops->release)
+				drv.ops->release(drv.ctx);
+			return ret;
+		}
 		drv = thr;
 	}
 	c = pk__con_register_named(drv.ops, drv.ctx, sc->level, fmt,
@@ -496,10 +500,14 @@ static int register_spec(const char *spec, bool config, int *nbad)
 
 int pk_console_register_spec(const char *spec)
 {
-	int bad;
+	int bad, ret;
 
 	if (!spec)
 		return -EINVAL;
+	/* As pk_console_register(): the consoles need the store they print. */
+	ret = pk__ensure_init();
+	if (ret < 0)
+		return ret;
 	return register_spec(spec, false, &bad);
 }
 
