@@ -78,58 +78,6 @@ static int init_quiet(void)
 	return pk_init(&cfg);
 }
 
-struct grab {
-	int saved;
-	char *path;
-};
-
-static void grab_start(struct grab *g)
-{
-	int fd;
-
-	fflush(stderr);
-	g->path = tu_tmp_path("attack-stderr");
-	fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	g->saved = dup(STDERR_FILENO);
-	assert_true(g->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-static char *grab_end(struct grab *g)
-{
-	char *s;
-
-	fflush(stderr);
-	dup2(g->saved, STDERR_FILENO);
-	close(g->saved);
-	s = tu_read_file(g->path, NULL);
-	assert_non_null(s);
-	unlink(g->path);
-	free(g->path);
-	return s;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
-static char *make_dir(const char *tag, mode_t mode)
-{
-	char *d = tu_tmp_path(tag);
-
-	assert_int_equal(mkdir(d, 0700), 0);
-	assert_int_equal(chmod(d, mode), 0);
-	return d;
-}
-
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
@@ -162,7 +110,7 @@ static void rm_rf(const char *path)
 static int open_store(const char *path, char **msg)
 {
 	struct pk_config cfg;
-	struct grab g;
+	struct tu_grab g;
 	void *mem = NULL;
 	size_t sz = 0;
 	int fd = -1, ret;
@@ -171,9 +119,9 @@ static int open_store(const char *path, char **msg)
 	pk_config_init(&cfg);
 	cfg.buffer_path = path;
 	cfg.buffer_size = STORE;
-	grab_start(&g);
+	tu_grab_start(&g);
 	ret = pk__persist_open(&cfg, &mem, &sz, &fd);
-	m = grab_end(&g);
+	m = tu_grab_end(&g);
 	if (ret == 0)
 		pk__persist_close(mem, sz, fd);
 	if (msg)
@@ -195,8 +143,8 @@ static int open_store(const char *path, char **msg)
  */
 static void test_store_hardlink_refused(void **state)
 {
-	char *dir = make_dir("attack-store-sticky", 01777), *victim = tu_tmp_path("attack-victim");
-	char *path = join(dir, "store"), *msg;
+	char *dir = tu_make_dir("attack-store-sticky", 01777), *victim = tu_tmp_path("attack-victim");
+	char *path = tu_join(dir, "store"), *msg;
 	struct stat st;
 	int ret;
 
@@ -235,11 +183,11 @@ static void test_store_dir_symlink_of_other_user(void **state)
 
 	(void)state;
 	NEED_ROOT("a symlink");
-	sticky = make_dir("attack-dirlink-sticky", 01777);
-	target = make_dir("attack-dirlink-target", 0755);
-	link = join(sticky, "app");
-	path = join(link, "store");
-	made = join(target, "store");
+	sticky = tu_make_dir("attack-dirlink-sticky", 01777);
+	target = tu_make_dir("attack-dirlink-target", 0755);
+	link = tu_join(sticky, "app");
+	path = tu_join(link, "store");
+	made = tu_join(target, "store");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
 	ret = open_store(path, &msg);
@@ -330,18 +278,18 @@ static void swapper_stop(struct swapper *s, pthread_t t)
  */
 static void test_store_swap_race(void **state)
 {
-	char *dir = make_dir("attack-store-race", 0700), *victim = tu_tmp_path("attack-race-victim");
-	char *path = join(dir, "store"), *msg;
+	char *dir = tu_make_dir("attack-store-race", 0700), *victim = tu_tmp_path("attack-race-victim");
+	char *path = tu_join(dir, "store"), *msg;
 	struct swapper s;
 	struct stat st;
-	struct grab g;
+	struct tu_grab g;
 	pthread_t t;
 	int i, ok = 0;
 
 	(void)state;
 	write_file(victim, "", 0600);
 	swapper_start(&s, &t, path, victim, false);
-	grab_start(&g);
+	tu_grab_start(&g);
 	for (i = 0; race_more(&s, i); i++) {
 		struct pk_config cfg;
 		void *mem;
@@ -356,7 +304,7 @@ static void test_store_swap_race(void **state)
 			pk__persist_close(mem, sz, fd);
 		}
 	}
-	msg = grab_end(&g);
+	msg = tu_grab_end(&g);
 	swapper_stop(&s, t);
 	free(msg);
 	assert_int_equal(stat(victim, &st), 0);
@@ -374,8 +322,8 @@ static void test_store_swap_race(void **state)
 /* A device, a FIFO and a /proc magic link are never opened as a store. */
 static void test_store_not_a_file(void **state)
 {
-	char *dir = make_dir("attack-store-odd", 0700), *fifo = join(dir, "fifo");
-	char *dev = join(dir, "null"), proc[64];
+	char *dir = tu_make_dir("attack-store-odd", 0700), *fifo = tu_join(dir, "fifo");
+	char *dev = tu_join(dir, "null"), proc[64];
 	struct stat st;
 	int fd;
 
@@ -411,12 +359,12 @@ static int file_console(const char *path, char **msg)
 {
 	struct pk_console_driver drv;
 	struct pk_console *c;
-	struct grab g;
+	struct tu_grab g;
 	int ret;
 
-	grab_start(&g);
+	tu_grab_start(&g);
 	ret = pk_console_file_make(path, 0, &drv);
-	*msg = grab_end(&g);
+	*msg = tu_grab_end(&g);
 	if (ret == 0) {
 		c = pk_console_register_driver(&drv, 8);
 		assert_non_null(c);
@@ -435,8 +383,8 @@ static int file_console(const char *path, char **msg)
  */
 static void test_file_hardlink_in_sticky_dir(void **state)
 {
-	char *sticky = make_dir("attack-log-sticky", 01777), *victim = tu_tmp_path("attack-passwd");
-	char *log = join(sticky, "app.log"), *msg;
+	char *sticky = tu_make_dir("attack-log-sticky", 01777), *victim = tu_tmp_path("attack-passwd");
+	char *log = tu_join(sticky, "app.log"), *msg;
 	int ret;
 
 	(void)state;
@@ -471,9 +419,9 @@ static void test_file_dir_of_other_user(void **state)
 	(void)state;
 	NEED_ROOT("a directory");
 	assert_int_equal(init_quiet(), 0);
-	sticky = make_dir("attack-logdir-sticky", 01777);
-	adir = join(sticky, "app");
-	log = join(adir, "log");
+	sticky = tu_make_dir("attack-logdir-sticky", 01777);
+	adir = tu_join(sticky, "app");
+	log = tu_join(adir, "log");
 	victim = tu_tmp_path("attack-logdir-victim");
 	write_file(victim, "precious\n", 0600);
 	assert_int_equal(mkdir(adir, 0755), 0);
@@ -501,19 +449,19 @@ static void test_file_swap_race(void **state)
 {
 	char *sticky, *victim, *log;
 	struct swapper s;
-	struct grab g;
+	struct tu_grab g;
 	pthread_t t;
 	int i, ok = 0;
 
 	(void)state;
 	NEED_ROOT("a symlink");
 	assert_int_equal(init_quiet(), 0);
-	sticky = make_dir("attack-lograce", 01777);
+	sticky = tu_make_dir("attack-lograce", 01777);
 	victim = tu_tmp_path("attack-lograce-victim");
-	log = join(sticky, "app.log");
+	log = tu_join(sticky, "app.log");
 	write_file(victim, "precious\n", 0600);
 	swapper_start(&s, &t, log, victim, true);
-	grab_start(&g);
+	tu_grab_start(&g);
 	for (i = 0; race_more(&s, i); i++) {
 		struct pk_console_driver drv;
 
@@ -523,7 +471,7 @@ static void test_file_swap_race(void **state)
 			drv.ops->release(drv.ctx);
 		}
 	}
-	free(grab_end(&g));
+	free(tu_grab_end(&g));
 	swapper_stop(&s, t);
 	assert_file_is(victim, "precious\n");
 	print_message("%d of %d opens got a log, %u swaps\n", ok, i, atomic_load(&s.swaps));
@@ -548,10 +496,10 @@ static void test_refusal_message_escaped(void **state)
 	(void)state;
 	NEED_ROOT("a symlink");
 	assert_int_equal(init_quiet(), 0);
-	sticky = make_dir("attack-msg-sticky", 01777);
-	adir = make_dir("attack-msg-dir", 0755);	/* anywhere not sticky */
-	log = join(adir, "log");
-	trap = join(sticky, evil);
+	sticky = tu_make_dir("attack-msg-sticky", 01777);
+	adir = tu_make_dir("attack-msg-dir", 0755);	/* anywhere not sticky */
+	log = tu_join(adir, "log");
+	trap = tu_join(sticky, evil);
 	if (asprintf(&target, "%s/%s", sticky, evil) < 0)
 		fail();
 	assert_int_equal(symlink(target, log), 0);
@@ -574,7 +522,7 @@ static void test_refusal_message_escaped(void **state)
 /* A FIFO with no reader fails at once instead of hanging the program. */
 static void test_file_fifo_no_reader(void **state)
 {
-	char *dir = make_dir("attack-fifo", 0700), *fifo = join(dir, "fifo");
+	char *dir = tu_make_dir("attack-fifo", 0700), *fifo = tu_join(dir, "fifo");
 	struct pk_console_driver drv;
 
 	(void)state;
@@ -921,7 +869,7 @@ static void test_strerror_extremes(void **state)
  */
 static void test_no_message_per_call(void **state)
 {
-	char *dir = make_dir("attack-env", 0700), *out = tu_tmp_path("attack-env-out");
+	char *dir = tu_make_dir("attack-env", 0700), *out = tu_tmp_path("attack-env-out");
 	char *console, *s, *p;
 	int status, i, fd;
 	pid_t pid;
@@ -992,11 +940,11 @@ static void test_no_message_per_call(void **state)
  */
 static void test_console_on_store_fd(void **state)
 {
-	char *dir = make_dir("attack-storefd", 0700), *store = join(dir, "store"), spec[32], *msg;
+	char *dir = tu_make_dir("attack-storefd", 0700), *store = tu_join(dir, "store"), spec[32], *msg;
 	struct pk_config cfg;
 	struct pk_stats st;
 	struct pk_reader *r;
-	struct grab g;
+	struct tu_grab g;
 	int i;
 
 	(void)state;
@@ -1008,9 +956,9 @@ static void test_console_on_store_fd(void **state)
 	assert_int_equal(pk_init(&cfg), 0);
 	assert_true(pk__g.mem_fd >= 0);
 	snprintf(spec, sizeof(spec), "fd:%d", pk__g.mem_fd);
-	grab_start(&g);
+	tu_grab_start(&g);
 	i = pk_console_register_spec(spec);
-	msg = grab_end(&g);
+	msg = tu_grab_end(&g);
 	assert_int_equal(i, 0);
 	assert_non_null(strstr(msg, spec));	/* the entry is named as refused */
 	free(msg);
@@ -1100,7 +1048,7 @@ static int teardown_reopeners(void **state)
  */
 static void test_fork_during_reopen(void **state)
 {
-	char *dir = make_dir("attack-fork", 0700), *log = join(dir, "app.log"), *text, want[64];
+	char *dir = tu_make_dir("attack-fork", 0700), *log = tu_join(dir, "app.log"), *text, want[64];
 	struct reopener *all = &reopeners[0], *one = &reopeners[1];
 	struct pk_console_driver drv;
 	struct pk_console *con;

@@ -44,62 +44,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* ---- stderr captured around a call ---- */
-
-struct grab {
-	int saved;
-	char *path;
-};
-
-static void grab_start(struct grab *g)
-{
-	int fd;
-
-	fflush(stderr);
-	g->path = tu_tmp_path("consec-stderr");
-	fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	g->saved = dup(STDERR_FILENO);
-	assert_true(g->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-/* What was written to stderr since grab_start() (caller frees). */
-static char *grab_end(struct grab *g)
-{
-	char *s;
-
-	fflush(stderr);
-	dup2(g->saved, STDERR_FILENO);
-	close(g->saved);
-	s = tu_read_file(g->path, NULL);
-	assert_non_null(s);
-	unlink(g->path);
-	free(g->path);
-	return s;
-}
-
 /* ---- a sticky, world-writable directory with other users' objects ---- */
-
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
-static char *make_dir(const char *tag, mode_t mode)
-{
-	char *d = tu_tmp_path(tag);
-
-	assert_int_equal(mkdir(d, 0700), 0);
-	assert_int_equal(chmod(d, mode), 0);	/* no umask */
-	return d;
-}
 
 static void write_file(const char *path, const char *text, mode_t mode)
 {
@@ -141,13 +86,13 @@ static void print_through(struct pk_console_driver *drv, const char *text)
 static void refused(const char *path, const char *rule)
 {
 	struct pk_console_driver drv;
-	struct grab g;
+	struct tu_grab g;
 	char *msg;
 	int ret;
 
-	grab_start(&g);
+	tu_grab_start(&g);
 	ret = pk_console_file_make(path, 0, &drv);
-	msg = grab_end(&g);
+	msg = tu_grab_end(&g);
 	if (ret != -EACCES)
 		fail_msg("%s: %d, not -EACCES; stderr: %s", path, ret, msg);
 	if (!strstr(msg, path) || !strstr(msg, rule) ||
@@ -161,7 +106,7 @@ static void test_symlink_refused(void **state)
 	char *sticky, *priv, *target, *link, *link_ok, *sub, *sub_log, *theirs, *dirlink, *own_parent;
 	char *via_root_link, *own_dir, *own_link, *plain, *plain_link, *spec;
 	struct pk_console_driver drv;
-	struct grab g;
+	struct tu_grab g;
 	char *msg, *s;
 	int n;
 
@@ -169,28 +114,28 @@ static void test_symlink_refused(void **state)
 	if (geteuid() != 0)
 		tu_skip("needs root, to give a symlink to uid %d with lchown()", NOBODY);
 	assert_int_equal(init_quiet(), 0);
-	sticky = make_dir("consec-sticky", 01777);
-	priv = make_dir("consec-priv", 0755);
-	target = join(priv, "target");
+	sticky = tu_make_dir("consec-sticky", 01777);
+	priv = tu_make_dir("consec-priv", 0755);
+	target = tu_join(priv, "target");
 	write_file(target, "secret\n", 0640);
 
 	/* Another user's symlink in a sticky world-writable directory. */
-	link = join(sticky, "log");
+	link = tu_join(sticky, "log");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
 	refused(link, "protected_symlinks");
 	assert_file_is(target, "secret\n", 0640);
 
 	/* The same link as a directory on the way, and a dangling one. */
-	dirlink = join(sticky, "dir");
+	dirlink = tu_join(sticky, "dir");
 	assert_int_equal(symlink(priv, dirlink), 0);
 	assert_int_equal(lchown(dirlink, NOBODY, NOBODY), 0);
-	sub_log = join(dirlink, "new.log");
+	sub_log = tu_join(dirlink, "new.log");
 	refused(sub_log, "protected_symlinks");
-	sub = join(priv, "new.log");
+	sub = tu_join(priv, "new.log");
 	assert_int_equal(access(sub, F_OK), -1);
 	{
-		char *dangling = join(sticky, "dangling"), *nowhere = join(priv, "nowhere");
+		char *dangling = tu_join(sticky, "dangling"), *nowhere = tu_join(priv, "nowhere");
 
 		assert_int_equal(symlink(nowhere, dangling), 0);
 		assert_int_equal(lchown(dangling, NOBODY, NOBODY), 0);
@@ -201,7 +146,7 @@ static void test_symlink_refused(void **state)
 		free(nowhere);
 	}
 	/* Reached through a link of our own: still refused at the last step. */
-	via_root_link = join(priv, "via");
+	via_root_link = tu_join(priv, "via");
 	assert_int_equal(symlink(link, via_root_link), 0);
 	refused(via_root_link, "protected_symlinks");
 	assert_file_is(target, "secret\n", 0640);
@@ -210,9 +155,9 @@ static void test_symlink_refused(void **state)
 	n = (int)strlen(link) + 6;
 	spec = malloc((size_t)n);
 	snprintf(spec, (size_t)n, "file:%s", link);
-	grab_start(&g);
+	tu_grab_start(&g);
 	assert_int_equal(pk_console_register_spec(spec), 0);
-	msg = grab_end(&g);
+	msg = tu_grab_end(&g);
 	assert_non_null(strstr(msg, "protected_symlinks"));
 	assert_non_null(strstr(msg, "Permission denied"));
 	free(msg);
@@ -220,14 +165,14 @@ static void test_symlink_refused(void **state)
 	assert_file_is(target, "secret\n", 0640);
 
 	/* Another user's file there: not opened (protected_regular). */
-	theirs = join(sticky, "theirs.log");
+	theirs = tu_join(sticky, "theirs.log");
 	write_file(theirs, "theirs\n", 0666);
 	assert_int_equal(chown(theirs, NOBODY, NOBODY), 0);
 	refused(theirs, "protected_regular");
 	assert_file_is(theirs, "theirs\n", 0666);
 
 	/* Our own link there is followed. */
-	link_ok = join(sticky, "ours");
+	link_ok = tu_join(sticky, "ours");
 	assert_int_equal(symlink(target, link_ok), 0);
 	assert_int_equal(pk_console_file_make(link_ok, 0, &drv), 0);
 	print_through(&drv, "via our link");
@@ -242,9 +187,9 @@ static void test_symlink_refused(void **state)
 	 * world-writable directory itself (/tmp), where its owner could swap
 	 * anything inside it.
 	 */
-	own_dir = make_dir("consec-owned", 01777);
+	own_dir = tu_make_dir("consec-owned", 01777);
 	assert_int_equal(chown(own_dir, NOBODY, NOBODY), 0);
-	own_link = join(own_dir, "log");
+	own_link = tu_join(own_dir, "log");
 	assert_int_equal(symlink(target, own_link), 0);
 	assert_int_equal(lchown(own_link, NOBODY, NOBODY), 0);
 	refused(own_link, "to enter directory");
@@ -252,12 +197,12 @@ static void test_symlink_refused(void **state)
 	rmdir(own_dir);
 	free(own_link);
 	free(own_dir);
-	own_parent = make_dir("consec-parent", 0755);
-	own_dir = join(own_parent, "owned");
+	own_parent = tu_make_dir("consec-parent", 0755);
+	own_dir = tu_join(own_parent, "owned");
 	assert_int_equal(mkdir(own_dir, 0700), 0);
 	assert_int_equal(chmod(own_dir, 01777), 0);
 	assert_int_equal(chown(own_dir, NOBODY, NOBODY), 0);
-	own_link = join(own_dir, "log");
+	own_link = tu_join(own_dir, "log");
 	assert_int_equal(symlink(target, own_link), 0);
 	assert_int_equal(lchown(own_link, NOBODY, NOBODY), 0);
 	assert_int_equal(pk_console_file_make(own_link, 0, &drv), 0);
@@ -267,8 +212,8 @@ static void test_symlink_refused(void **state)
 	free(s);
 
 	/* Outside sticky world-writable directories the rule does not apply. */
-	plain = make_dir("consec-plain", 0755);
-	plain_link = join(plain, "log");
+	plain = tu_make_dir("consec-plain", 0755);
+	plain_link = tu_join(plain, "log");
 	assert_int_equal(symlink(target, plain_link), 0);
 	assert_int_equal(lchown(plain_link, NOBODY, NOBODY), 0);
 	assert_int_equal(pk_console_file_make(plain_link, 0, &drv), 0);
@@ -335,7 +280,7 @@ static long fd_flags_of(const char *path)
 
 static void test_new_log_private(void **state)
 {
-	char *dir = make_dir("consec-mode", 0700), *log = join(dir, "a.log"), *log2 = join(dir, "b.log");
+	char *dir = tu_make_dir("consec-mode", 0700), *log = tu_join(dir, "a.log"), *log2 = tu_join(dir, "b.log");
 	char real[PATH_MAX];
 	struct pk_console_driver drv;
 	struct stat st;
@@ -375,19 +320,19 @@ static void test_new_log_private(void **state)
 	/* Paths that are no file to append to. */
 	assert_int_equal(pk_console_file_make(dir, 0, &drv), -EISDIR);
 	{
-		char *slash = join(dir, "");
+		char *slash = tu_join(dir, "");
 
 		assert_int_equal(pk_console_file_make(slash, 0, &drv), -EISDIR);
 		free(slash);
 	}
 	{
-		char *under = join(log, "x");
+		char *under = tu_join(log, "x");
 
 		assert_int_equal(pk_console_file_make(under, 0, &drv), -ENOTDIR);
 		free(under);
 	}
 	{
-		char *loop = join(dir, "loop");
+		char *loop = tu_join(dir, "loop");
 
 		assert_int_equal(symlink("loop", loop), 0);
 		assert_int_equal(pk_console_file_make(loop, 0, &drv), -ELOOP);
@@ -660,7 +605,7 @@ static void test_escaped_on_consoles(void **state)
 	};
 	struct tu_capture *cap[5];
 	struct pk_console *con[5];
-	char *dir = make_dir("consec-file", 0700), *log = join(dir, "log");
+	char *dir = tu_make_dir("consec-file", 0700), *log = tu_join(dir, "log");
 	struct pk_console_driver drv;
 	char *s;
 	int i;

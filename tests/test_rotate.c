@@ -53,24 +53,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static char *join(const char *dir, const char *name)
-{
-	char *p = malloc(strlen(dir) + strlen(name) + 2);
-
-	assert_non_null(p);
-	sprintf(p, "%s/%s", dir, name);
-	return p;
-}
-
-static char *make_dir(const char *tag, mode_t mode)
-{
-	char *d = tu_tmp_path(tag);
-
-	assert_int_equal(mkdir(d, 0700), 0);
-	assert_int_equal(chmod(d, mode), 0);
-	return d;
-}
-
 /* A raw file console on @path, registered. */
 static struct pk_console *raw_console(const char *path, const struct pk_file_opts *o)
 {
@@ -152,8 +134,8 @@ static bool has_content(const char *path)
  */
 static void moved_away(enum pk_mode mode, bool remove)
 {
-	char *dir = make_dir("rotate-create", 0700), *log = join(dir, "app.log");
-	char *old = join(dir, "app.log.1");
+	char *dir = tu_make_dir("rotate-create", 0700), *log = tu_join(dir, "app.log");
+	char *old = tu_join(dir, "app.log.1");
 	unsigned i = 0, a, b, c, d, moved_at;
 	struct stat st;
 	char *s, *t;
@@ -229,8 +211,8 @@ static void test_remove(void **state)
 /* copytruncate: the file copied, then truncated under the console. */
 static void test_copytruncate(void **state)
 {
-	char *dir = make_dir("rotate-copytrunc", 0700), *log = join(dir, "app.log");
-	char *copy = join(dir, "app.log.1"), *s;
+	char *dir = tu_make_dir("rotate-copytrunc", 0700), *log = tu_join(dir, "app.log");
+	char *copy = tu_join(dir, "app.log.1"), *s;
 	struct stat before, after;
 	unsigned i;
 	FILE *f;
@@ -266,8 +248,8 @@ static void test_copytruncate(void **state)
 /* pk_console_reopen() right after the rename: the split is exact. */
 static void test_explicit_reopen(void **state)
 {
-	char *dir = make_dir("rotate-reopen", 0700), *log = join(dir, "app.log");
-	char *old = join(dir, "app.log.1"), *older = join(dir, "app.log.2");
+	char *dir = tu_make_dir("rotate-reopen", 0700), *log = tu_join(dir, "app.log");
+	char *old = tu_join(dir, "app.log.1"), *older = tu_join(dir, "app.log.2");
 	struct tu_capture *cap = tu_capture_new(0);
 	struct pk_console *con, *other;
 	unsigned i;
@@ -320,7 +302,7 @@ static void test_explicit_reopen(void **state)
 /* rotate=SIZE:COUNT: exact contents across COUNT + 1 files. */
 static void test_size_rotation(void **state)
 {
-	char *dir = make_dir("rotate-size", 0700), *log = join(dir, "app.log"), name[64], *p;
+	char *dir = tu_make_dir("rotate-size", 0700), *log = tu_join(dir, "app.log"), name[64], *p;
 	struct pk_file_opts o = { .mode = 0640, .rotate_size = 100, .rotate_count = 3 };
 	mode_t old_umask = umask(022);
 	struct stat st;
@@ -336,13 +318,13 @@ static void test_size_rotation(void **state)
 	exactly(log, "s", 1000 + 14 * 4, 1000 + 14 * 4 + 5);
 	for (k = 1; k <= 3; k++) {
 		snprintf(name, sizeof(name), "app.log.%u", k);
-		p = join(dir, name);
+		p = tu_join(dir, name);
 		exactly(p, "s", 1000 + 14 * (4 - k), 1000 + 14 * (5 - k));
 		assert_int_equal(stat(p, &st), 0);
 		assert_int_equal(st.st_mode & 0777, 0640);
 		free(p);
 	}
-	p = join(dir, "app.log.4");
+	p = tu_join(dir, "app.log.4");
 	assert_int_equal(stat(p, &st), -1);	/* COUNT kept, no more */
 	assert_int_equal(stat(log, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0640);	/* the new one as asked */
@@ -355,7 +337,7 @@ static void test_size_rotation(void **state)
 /* COUNT 0: the full file is removed; a record larger than SIZE is kept whole. */
 static void test_size_rotation_none_kept(void **state)
 {
-	char *dir = make_dir("rotate-zero", 0700), *log = join(dir, "app.log"), *one;
+	char *dir = tu_make_dir("rotate-zero", 0700), *log = tu_join(dir, "app.log"), *one;
 	struct pk_file_opts o = { .rotate_size = 14 };
 	char big[64];
 	struct stat st;
@@ -368,7 +350,7 @@ static void test_size_rotation_none_kept(void **state)
 		put("z", i);
 	assert_int_equal(pk_flush(5000), 0);
 	exactly(log, "z", 1004, 1005);
-	one = join(dir, "app.log.1");
+	one = tu_join(dir, "app.log.1");
 	assert_int_equal(stat(one, &st), -1);
 	memset(big, 'x', 40);
 	big[40] = '\0';
@@ -384,9 +366,9 @@ static void test_size_rotation_none_kept(void **state)
 /* Through a symlink: the file is rotated where it lives. */
 static void test_size_rotation_symlink(void **state)
 {
-	char *dir = make_dir("rotate-link", 0700), *real_dir = join(dir, "real");
-	char *link = join(dir, "app.log"), *real = join(real_dir, "r.log");
-	char *real1 = join(real_dir, "r.log.1");
+	char *dir = tu_make_dir("rotate-link", 0700), *real_dir = tu_join(dir, "real");
+	char *link = tu_join(dir, "app.log"), *real = tu_join(real_dir, "r.log");
+	char *real1 = tu_join(real_dir, "r.log.1");
 	struct pk_file_opts o = { .rotate_size = 21, .rotate_count = 1 };
 	struct stat st;
 	unsigned i;
@@ -452,7 +434,7 @@ static void *load_reopener(void *arg)
 
 static void test_rotation_under_load(void **state)
 {
-	char *dir = make_dir("rotate-load", 0700), *log = join(dir, "app.log"), name[64], *p, *s;
+	char *dir = tu_make_dir("rotate-load", 0700), *log = tu_join(dir, "app.log"), name[64], *p, *s;
 	struct pk_file_opts o = { .rotate_size = 2048, .rotate_count = 999 };
 	pthread_t th[LOAD_WRITERS], re;
 	size_t len = 0, cap = 1, n;
@@ -478,7 +460,7 @@ static void test_rotation_under_load(void **state)
 	/* Oldest first: the highest number down to .1, then the path itself. */
 	for (i = 999; i >= 1; i--) {
 		snprintf(name, sizeof(name), "app.log.%u", i);
-		p = join(dir, name);
+		p = tu_join(dir, name);
 		if (stat(p, &st) == 0) {
 			s = slurp(p);
 			n = strlen(s);
@@ -531,11 +513,11 @@ static void test_reopen_refuses_foreign_symlink(void **state)
 		tu_skip("needs root, to give a symlink to uid %d with lchown()", NOBODY);
 		return;
 	}
-	dir = make_dir("rotate-sticky", 01777);
-	log = join(dir, "app.log");
-	old = join(dir, "app.log.1");
-	target = join(dir, "target");
-	errs = join(dir, "stderr");
+	dir = tu_make_dir("rotate-sticky", 01777);
+	log = tu_join(dir, "app.log");
+	old = tu_join(dir, "app.log.1");
+	target = tu_join(dir, "target");
+	errs = tu_join(dir, "stderr");
 	assert_int_equal(init_quiet(PK_MODE_HANDOFF), 0);
 	atomic_store(&pk__file_check_ns, 0);	/* the console looks at every record */
 	con = raw_console(log, NULL);
@@ -580,8 +562,8 @@ static void test_reopen_refuses_foreign_symlink(void **state)
  */
 static void test_panic_no_rotation(void **state)
 {
-	char *dir = make_dir("rotate-panic", 0700), *log = join(dir, "app.log");
-	char *moved = join(dir, "moved.log"), *one = join(dir, "app.log.1"), *s;
+	char *dir = tu_make_dir("rotate-panic", 0700), *log = tu_join(dir, "app.log");
+	char *moved = tu_join(dir, "moved.log"), *one = tu_join(dir, "app.log.1"), *s;
 	struct pk_file_opts o = { .rotate_size = 100, .rotate_count = 2 };
 	struct stat st;
 	int status;
@@ -632,7 +614,7 @@ static void test_panic_no_rotation(void **state)
 
 static void test_opts_refused(void **state)
 {
-	char *dir = make_dir("rotate-opts", 0700), *log = join(dir, "app.log");
+	char *dir = tu_make_dir("rotate-opts", 0700), *log = tu_join(dir, "app.log");
 	struct pk_file_opts o = { .rotate_size = 100, .rotate_count = 1000 };
 	struct pk_console_driver drv;
 

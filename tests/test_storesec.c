@@ -351,26 +351,6 @@ static void test_symlinks_refused(void **state)
 
 /* ---- the directories on the way ---- */
 
-static char *make_dir(const char *tag, mode_t mode)
-{
-	char *d = tu_tmp_path(tag);
-
-	assert_non_null(d);
-	assert_int_equal(mkdir(d, 0700), 0);
-	assert_int_equal(chmod(d, mode), 0);
-	return d;
-}
-
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
-
 static void rm_rf(const char *path)
 {
 	char cmd[PATH_MAX + 16];
@@ -413,16 +393,16 @@ static void nothing_made(const char *path, const char *dir, int n)
  */
 static void test_dir_components_own(void **state)
 {
-	char *plain = make_dir("storesec-wplain", 0755), *sticky = make_dir("storesec-wsticky", 01777);
-	char *target = make_dir("storesec-wtarget", 0755), *link1 = join(plain, "app");
-	char *link2 = join(sticky, "app"), *via1 = join(link1, "store"), *via2, *made, *msg;
-	char *loop_a = join(plain, "a"), *loop_b = join(plain, "b"), *via_loop = join(loop_a, "store");
+	char *plain = tu_make_dir("storesec-wplain", 0755), *sticky = tu_make_dir("storesec-wsticky", 01777);
+	char *target = tu_make_dir("storesec-wtarget", 0755), *link1 = tu_join(plain, "app");
+	char *link2 = tu_join(sticky, "app"), *via1 = tu_join(link1, "store"), *via2, *made, *msg;
+	char *loop_a = tu_join(plain, "a"), *loop_b = tu_join(plain, "b"), *via_loop = tu_join(loop_a, "store");
 	char rel[PATH_MAX];
 	int cwd;
 
 	(void)state;
-	made = join(target, "store");
-	via2 = join(link2, "sub/store");
+	made = tu_join(target, "store");
+	via2 = tu_join(link2, "sub/store");
 	assert_int_equal(symlink(target, link1), 0);
 	assert_int_equal(symlink(target, link2), 0);
 
@@ -435,7 +415,7 @@ static void test_dir_components_own(void **state)
 
 	/* Through our own link in a sticky world-writable directory, then a subdirectory. */
 	{
-		char *sub = join(target, "sub"), *sub_store = join(sub, "store");
+		char *sub = tu_join(target, "sub"), *sub_store = tu_join(sub, "store");
 
 		assert_int_equal(mkdir(sub, 0700), 0);
 		must_open(via2);
@@ -496,14 +476,14 @@ static void test_dir_components_other_user(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		tu_skip("not root: cannot give a link or a directory to uid %d", NOBODY);
-	sticky = make_dir("storesec-osticky", 01777);
-	target = make_dir("storesec-otarget", 0755);
-	plain = make_dir("storesec-oplain", 0755);
-	made = join(target, "store");
+	sticky = tu_make_dir("storesec-osticky", 01777);
+	target = tu_make_dir("storesec-otarget", 0755);
+	plain = tu_make_dir("storesec-oplain", 0755);
+	made = tu_join(target, "store");
 
 	/* Their link to a directory of their choice. */
-	link = join(sticky, "app");
-	path = join(link, "store");
+	link = tu_join(sticky, "app");
+	path = tu_join(link, "store");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
 	snprintf(want, sizeof(want), "owned by uid %d", NOBODY);
@@ -520,8 +500,8 @@ static void test_dir_components_other_user(void **state)
 	free(link);
 
 	/* Their directory, world-writable even: not entered. */
-	theirs = join(sticky, "theirs");
-	path = join(theirs, "store");
+	theirs = tu_join(sticky, "theirs");
+	path = tu_join(theirs, "store");
 	assert_int_equal(mkdir(theirs, 0777), 0);
 	assert_int_equal(chmod(theirs, 0777), 0);
 	assert_int_equal(chown(theirs, NOBODY, NOBODY), 0);
@@ -536,20 +516,20 @@ static void test_dir_components_other_user(void **state)
 	 * root's: theirs in /tmp would not be entered), what they own there
 	 * is theirs to give: their directory is entered, their link followed.
 	 */
-	shared = join(plain, "shared");
+	shared = tu_join(plain, "shared");
 	assert_int_equal(mkdir(shared, 0700), 0);
 	assert_int_equal(chmod(shared, 01777), 0);
 	assert_int_equal(chown(shared, NOBODY, NOBODY), 0);
-	theirs = join(shared, "theirs");
-	path = join(theirs, "store");
+	theirs = tu_join(shared, "theirs");
+	path = tu_join(theirs, "store");
 	assert_int_equal(mkdir(theirs, 0777), 0);
 	assert_int_equal(chmod(theirs, 0777), 0);
 	assert_int_equal(chown(theirs, NOBODY, NOBODY), 0);
 	must_open(path);
 	is_new_store(path);
 	free(path);
-	link = join(shared, "app");
-	path = join(link, "store");
+	link = tu_join(shared, "app");
+	path = tu_join(link, "store");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
 	must_open(path);
@@ -559,8 +539,8 @@ static void test_dir_components_other_user(void **state)
 	free(link);
 
 	/* Their link in an ordinary (root's, not world-writable) directory: followed. */
-	link = join(plain, "app");
-	path = join(link, "store");
+	link = tu_join(plain, "app");
+	path = tu_join(link, "store");
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(lchown(link, NOBODY, NOBODY), 0);
 	must_open(path);

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
 #include <sched.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -465,4 +467,51 @@ int tu_parse_lines(const char *text, unsigned writers, struct tu_lines *r)
 	}
 	free(next);
 	return (r->corrupt || r->dups || r->disorder) ? -1 : 0;
+}
+
+char *tu_join(const char *dir, const char *name)
+{
+	char *p;
+
+	TU_CHECK(asprintf(&p, "%s/%s", dir, name) >= 0);
+	return p;
+}
+
+char *tu_make_dir(const char *tag, mode_t mode)
+{
+	char *d = tu_tmp_path(tag);
+
+	TU_CHECK(d != NULL);
+	TU_CHECK(mkdir(d, 0700) == 0);
+	TU_CHECK(chmod(d, mode) == 0);	/* no umask */
+	return d;
+}
+
+void tu_grab_start(struct tu_grab *g)
+{
+	int fd;
+
+	fflush(stderr);
+	g->path = tu_tmp_path("stderr");
+	TU_CHECK(g->path != NULL);
+	fd = open(g->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	TU_CHECK(fd >= 0);
+	g->saved = dup(STDERR_FILENO);
+	TU_CHECK(g->saved >= 0);
+	TU_CHECK(dup2(fd, STDERR_FILENO) == STDERR_FILENO);
+	close(fd);
+}
+
+char *tu_grab_end(struct tu_grab *g)
+{
+	char *s;
+
+	fflush(stderr);
+	dup2(g->saved, STDERR_FILENO);
+	close(g->saved);
+	s = tu_read_file(g->path, NULL);
+	TU_CHECK(s != NULL);
+	unlink(g->path);
+	free(g->path);
+	return s;
 }

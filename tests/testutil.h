@@ -38,6 +38,19 @@ int tu_check_text(const char *text, size_t len, unsigned *w, uint64_t *c);
 char *tu_tmp_path(const char *tag);
 /* Whole file as a NUL-terminated string (caller frees), or NULL. */
 char *tu_read_file(const char *path, size_t *len);
+/* "@dir/@name" (caller frees). */
+char *tu_join(const char *dir, const char *name);
+/* A fresh directory under TMPDIR for @tag, with exactly @mode (no umask); caller frees. */
+#include <sys/types.h>
+char *tu_make_dir(const char *tag, mode_t mode);
+/* stderr captured into a file between tu_grab_start() and tu_grab_end(). */
+struct tu_grab {
+	int saved;
+	char *path;
+};
+void tu_grab_start(struct tu_grab *g);
+/* What was written to stderr since tu_grab_start() (caller frees). */
+char *tu_grab_end(struct tu_grab *g);
 
 /*
  * A console that keeps what it is given, for tests: the text, and for each
