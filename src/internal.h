@@ -47,6 +47,7 @@ struct pk__thread {
 	unsigned wdepth;
 	uint64_t wseq[4];
 	uint32_t open_gen;	/* pk__g.store_gen when open_seq was stored */
+	unsigned gate_depth;	/* store gates this thread is inside (pk__gates_quiesce) */
 	bool early_stored;	/* stored into the early store (pk__early_settle) */
 	uint64_t early_seq;	/* the last of those */
 };
@@ -116,6 +117,13 @@ int pk__ensure_init(void);
  */
 bool pk__gate_enter(void);
 void pk__gate_exit(void);
+/*
+ * Panic and crash (this thread has set pk__panic_tid): wait, at most @ms,
+ * until no other thread is inside a store gate, so that a caller that
+ * passed the panic check before the panic began has stored its record
+ * and returned.  Async-signal-safe.  Return: true if they all left.
+ */
+bool pk__gates_quiesce(unsigned ms);
 /* Store preformatted text as a record (no flushing). */
 int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
 

@@ -144,13 +144,15 @@ static bool panic_begin(uint32_t tid)
 	uint32_t expect = 0;
 
 	/*
-	 * acq_rel: printers read pk__panic_tid with acquire (pk__panicking())
-	 * at each record boundary; from the moment they see it they leave the
-	 * consoles to us.  The acquire side of a failed CAS lets a second
-	 * panicking thread see who won.
+	 * Printers read pk__panic_tid with acquire (pk__panicking()) at each
+	 * record boundary; from the moment they see it they leave the
+	 * consoles to us.  seq_cst, not only release: LMM(gate:D) in
+	 * printk.c, the store-then-load pattern against callers entering a
+	 * store gate (pk__gates_quiesce()).  The acquire side of a failed CAS
+	 * lets a second panicking thread see who won.
 	 */
 	return atomic_compare_exchange_strong_explicit(&pk__panic_tid, &expect, tid,
-						       memory_order_acq_rel, memory_order_acquire) ||
+						       memory_order_seq_cst, memory_order_acquire) ||
 	       expect == tid;
 }
 
@@ -163,13 +165,30 @@ static void wait_for_other_panic(void)
 		;
 }
 
+/*
+ * Print everything, then wait (bounded: QUIESCE_MS) for callers that were
+ * inside pk_printk() when the panic began and passed its panic check
+ * (LMM(gate:D) in printk.c): their pk_printk() returns success, so their
+ * records must come out too; print again once they have left.  Printing
+ * comes first, so that a thread parked inside pk_printk() for ever delays
+ * nothing but what it and its like stored late.
+ */
+#define QUIESCE_MS	100
+
 static void flush_everything(void)
 {
+	uint64_t next;
+
 	if (!ready()) {
 		/* No console yet: standard error, as the kernel's early console. */
 		pk__early_print_raw(STDERR_FILENO);
 		return;
 	}
+	next = pk__ring_next_seq(&pk__g.ring);
+	pk__ring_finalize_last(&pk__g.ring);
+	pk__flush_direct(PK_PRIO_PANIC);
+	if (pk__gates_quiesce(QUIESCE_MS) && pk__ring_next_seq(&pk__g.ring) == next)
+		return;		/* nothing stored since the flush began */
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
 }

@@ -71,6 +71,23 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  *   gate:C  the caller's release decrement pairs with pk_init()'s acquire
  *           load of the gate: the caller's writes to the old store happen
  *           before pk_init() copies it.
+ *   gate:D  the same Dekker pattern against a panic: the caller's seq_cst
+ *           increment, then vprintk()'s seq_cst load of pk__panic_tid,
+ *           pairs with panic_begin()'s seq_cst compare-and-swap of
+ *           pk__panic_tid, then pk__gates_quiesce()'s seq_cst loads of the
+ *           gates.  Either the caller sees the panic (and stores nothing),
+ *           or the panicking thread sees the caller inside and waits for it
+ *           (bounded) before its last flush: a record whose pk_printk()
+ *           returned success before the process died is printed, even if
+ *           its writer was preempted between the panic check and the store.
+ *           With gate:C (release decrement, acquire loads below) the
+ *           caller's record is committed before the flush looks for it.
+ * pk__self.gate_depth counts this thread's own entries, so that a crash
+ * handler interrupting its own thread inside a gate does not wait for
+ * itself.  It is raised before the shared increment and lowered after the
+ * decrement: a signal between the two sees one entry too many of its own
+ * and may miss one other thread that shares the gate (a window of one
+ * instruction); it never waits for itself.
  */
 #define LMM(label)
 #define GATES	16
@@ -83,11 +100,13 @@ bool pk__gate_enter(void)
 {
 	_Atomic unsigned long *g = &gates[pk__tid() % GATES].n;
 
-	/* LMM(gate:A) */
+	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth + 1;
+	/* LMM(gate:A), LMM(gate:D) */
 	atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
 		return true;
 	atomic_fetch_sub_explicit(g, 1, memory_order_release);
+	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth - 1;
 	return false;
 }
 
@@ -95,6 +114,25 @@ void pk__gate_exit(void)
 {
 	/* LMM(gate:C) */
 	atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
+	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth - 1;
+}
+
+bool pk__gates_quiesce(unsigned ms)
+{
+	struct timespec nap = { 0, 50000 };
+	uint64_t until = pk__now_ns() + (uint64_t)ms * 1000000ull;
+	unsigned i, own = pk__tid() % GATES, mine;
+
+	for (i = 0; i < GATES; i++) {
+		mine = i == own ? *(volatile unsigned *)&pk__self.gate_depth : 0;
+		/* LMM(gate:D), LMM(gate:C) */
+		while (atomic_load_explicit(&gates[i].n, memory_order_seq_cst) > mine) {
+			if (pk__now_ns() >= until)
+				return false;
+			nanosleep(&nap, NULL);
+		}
+	}
+	return true;
 }
 
 /* pk_init(): wait (at most @ms) until no caller is inside the gate. */
@@ -124,9 +162,15 @@ static void atfork_child(void)
 	atomic_fetch_add_explicit(&pk__g.fork_gen, 1, memory_order_relaxed);
 	/* Relaxed: the child's only thread is the one running this. */
 	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
-	/* The other threads, inside the gate or not, did not survive. */
+	/*
+	 * The other threads, inside the gate or not, did not survive; this
+	 * one keeps its own entries (a fork from inside a gate), under its
+	 * new tid's gate, where its exits will go.
+	 */
 	for (unsigned i = 0; i < GATES; i++)
-		atomic_store_explicit(&gates[i].n, 0, memory_order_relaxed);
+		atomic_store_explicit(&gates[i].n,
+				      i == pk__tid() % GATES ? pk__self.gate_depth : 0,
+				      memory_order_relaxed);
 	pthread_mutex_init(&init_lock, NULL);
 	pk__flush_atfork_child();
 }
@@ -642,7 +686,9 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	 * of the store before a slow console reaches it (as Linux keeps
 	 * non-panic CPUs out of the ring buffer).  Counted, not stored.
 	 */
-	if (__builtin_expect(pk__panicking(), 0) && pk__panicking_other(pk__tid())) {
+	/* LMM(gate:D): seq_cst, after the gate's seq_cst increment (pk_vprintk). */
+	if (__builtin_expect(atomic_load_explicit(&pk__panic_tid, memory_order_seq_cst) != 0, 0) &&
+	    pk__panicking_other(pk__tid())) {
 		atomic_fetch_add_explicit(&pk__g.ring.h->suppressed, 1, memory_order_relaxed);
 		return -EBUSY;
 	}

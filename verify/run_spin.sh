@@ -1,6 +1,7 @@
 #!/bin/sh
 # run_spin.sh - exhaustive SPIN checks of verify/conlock.pml (see
-# docs/conlock-model.md).  Each check: spin -a with its -D options, gcc
+# docs/conlock-model.md) and verify/panicgate.pml (the store gate against
+# a panic; its header says what it models).  Each check: spin -a with its -D options, gcc
 # pan.c, ./pan.  A "pass" check must finish with errors: 0; an "xfail"
 # check is a known finding (or a mutant) and must fail with the given
 # assertion text: if it passes, the model or the expectation changed.
@@ -12,7 +13,6 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-model="$here/conlock.pml"
 SPIN=${SPIN:-spin}
 CC=${CC_PAN:-gcc}
 command -v "$SPIN" >/dev/null 2>&1 || { echo "run_spin.sh: spin not found" >&2; exit 1; }
@@ -24,6 +24,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/pk-spin.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
 
 # name | spin -D options | expect ("pass" or text pan prints for the violation)
+#      | model file in verify/ (default conlock.pml)
 checks='
 m1_n3|-DMODEL=1 -DN=3|pass
 m1_n3_nogiveup|-DMODEL=1 -DN=3 -DGIVEUP=0|pass
@@ -46,6 +47,12 @@ m2_panic|-DMODEL=2 -DN=1 -DPANIC=1|pass
 m2_mutant_norecheck|-DMODEL=2 -DN=2 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated (printed==stored)
 m2_mutant_emit_after_takeover|-DMODEL=2 -DN=1 -DPANIC=1 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated  !(late)
 m2_mutant_try_unsafe|-DMODEL=2 -DN=2 -DPANIC=1 -DOWNER_CHECK=0 -DFIX_DIRECT=0 -DFIX_TRY=0|assertion violated ((nwrite==1)||(o_unsafe&&(o_prio==3)))
+gate_n2|-DNW=2 -DR=2|pass|panicgate.pml
+gate_n3|-DNW=3 -DR=2|pass|panicgate.pml
+gate_self|-DNW=2 -DR=2 -DSELF=1|pass|panicgate.pml
+gate_mutant_noquiesce|-DQUIESCE=0|assertion violated ( !(accepted[i])|panicgate.pml
+gate_mutant_check_first|-DBUG=1|assertion violated ( !(accepted[i])|panicgate.pml
+gate_mutant_head_late|-DBUG=2|assertion violated ( !(accepted[i])|panicgate.pml
 '
 
 t_start=$(date +%s)
@@ -53,14 +60,14 @@ want=" $* "
 
 # One check; its line goes to stdout, "ok" or "bad" to $work/result.
 run_check() {
-	name=$1 opts=$2 expect=$3
+	name=$1 opts=$2 expect=$3 pml=${4:-conlock.pml}
 	d="$work/$name"
 	mkdir -p "$d"
-	cp "$model" "$d/conlock.pml"
+	cp "$here/$pml" "$d/$pml"
 	log="$d/pan.out"
 	t0=$(date +%s)
 	# shellcheck disable=SC2086
-	if ! (cd "$d" && "$SPIN" $opts -a conlock.pml >spin.out 2>&1); then
+	if ! (cd "$d" && "$SPIN" $opts -a "$pml" >spin.out 2>&1); then
 		echo "FAIL $name: spin -a failed"; cat "$d/spin.out"
 		echo "bad" >>"$work/result"; return
 	fi
@@ -111,12 +118,18 @@ done
 echo "$checks" | {
 	while IFS='|' read -r name opts expect; do
 		[ -n "$name" ] || continue
+		# An expected text may hold '|': the model file is a last field
+		# only when it names a .pml file.
+		case $expect in
+		*'|'*.pml) pml=${expect##*|} expect=${expect%|*} ;;
+		*) pml=conlock.pml ;;
+		esac
 		if [ $# -gt 0 ] && [ "${want#* "$name" }" = "$want" ]; then
 			continue
 		fi
 		# shellcheck disable=SC2034
 		read -r tok <&3		# wait for a free slot
-		{ run_check "$name" "$opts" "$expect"; echo >&3; } </dev/null &
+		{ run_check "$name" "$opts" "$expect" "$pml"; echo >&3; } </dev/null &
 	done
 	wait
 }
@@ -126,5 +139,5 @@ ok=$(grep -c '^ok$' "$work/result" 2>/dev/null)
 bad=$(grep -c '^bad$' "$work/result" 2>/dev/null)
 ok=${ok:-0}
 bad=${bad:-0}
-echo "spin conlock: $ok checks as expected, $bad failed ($(( $(date +%s) - t_start ))s)"
+echo "spin models: $ok checks as expected, $bad failed ($(( $(date +%s) - t_start ))s)"
 [ "$bad" = 0 ] && [ "$ok" -gt 0 ]
