@@ -66,6 +66,28 @@
  *         strands every printable record queued after it.
  *   fl:E  low_water is a hint (relaxed both sides): a stale value only
  *         makes a filtered writer take part early or late by one batch.
+ *   fl:F  open_at (below) is a time, exchanged and compare-exchanged
+ *         relaxed: no other data is published through it (the record it
+ *         stands for is read through the store's own ordering, after
+ *         pk__ring_finalize_last()'s seq_cst).  A stale value only moves
+ *         a finalisation by one poll.
+ *
+ * OPEN LINES
+ *
+ * A record stored without its newline is OPEN: pk_cont() may still
+ * extend it, and no console prints it until it is finalised, which
+ * normally happens when the next record is stored.  A program that logs
+ * "listening on port 80" and then idles would never show it.  So a writer
+ * that stores an open record notes the time (pk__flush_note_open(); the
+ * first note wakes the thread that watches), and the rescue thread
+ * (handoff, legacy) or the printers (thread mode) finalise the newest
+ * record once OPEN_LINE_NS have passed since the last note, then print
+ * it: an open line reaches the consoles within about OPEN_LINE_NS and a
+ * print, whatever else is logged.  A pk_cont() after that stores a
+ * continuation record of its own (format.c marks it with its caller).  The
+ * note is one time for all threads: a writer preempted between its store
+ * and its note can see its line finalised early (its next pk_cont() then
+ * makes a record of its own); nothing is lost either way.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -92,6 +114,7 @@
 #define EXIT_STALL_MS	5000			/* exit flush: give up without progress */
 #define EXIT_DEADLINE_MS 10000			/* exit flush: give up in any case */
 #define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
+#define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
 #define PANIC_STALL_ALL_NS (50 * 1000000ull)	/* ... and this long for all of them */
 
@@ -129,6 +152,7 @@ static struct {
 	_Atomic int rescue_sleeping;
 	_Atomic uint32_t rescue_wake;
 	_Atomic int threads_stopped;	/* unloading: callers print themselves */
+	_Atomic uint64_t open_at;	/* fl:F: the last open record's note; 0: none */
 
 	_Atomic uint64_t direct_records, thread_records, max_print_ns, budget_deferrals;
 	_Atomic uint64_t max_call_records;
@@ -446,6 +470,46 @@ out:
 
 static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
 
+void pk__flush_note_open(void)
+{
+	uint64_t now = pk__now_ns();
+
+	/* LMM(fl:F) */
+	if (atomic_exchange_explicit(&F.open_at, now ? now : 1, memory_order_relaxed))
+		return;		/* the watcher knows of an open line already */
+	if (mode_now() == PK_MODE_THREAD)
+		wake_printers();
+	else
+		kick_rescue();
+}
+
+/*
+ * The watcher (the rescue thread, or a printer): finalise the newest
+ * record if the last open line was noted OPEN_LINE_NS ago (the header's
+ * "Open lines").  Return how long the caller may sleep before it looks
+ * again, at most @poll_ns.
+ */
+static uint64_t finalize_open(uint64_t poll_ns)
+{
+	uint64_t at = atomic_load_explicit(&F.open_at, memory_order_relaxed), now, due;
+
+	while (at) {
+		now = pk__now_ns();
+		due = at + OPEN_LINE_NS;
+		if (now < due)
+			return due - now < poll_ns ? due - now : poll_ns;
+		/* LMM(fl:F) */
+		if (atomic_compare_exchange_weak_explicit(&F.open_at, &at, 0, memory_order_relaxed,
+							  memory_order_relaxed)) {
+			pk__ring_finalize_last(&pk__g.ring);
+			if (mode_now() == PK_MODE_THREAD)
+				wake_printers();	/* each printer its console */
+			break;
+		}
+	}
+	return poll_ns;
+}
+
 /*
  * The rescue thread: takes over what the budget, a bounded stint or a
  * recursing console left, and retries a stall at a record in progress
@@ -454,6 +518,7 @@ static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
  */
 static void *rescue_main(void *arg)
 {
+	uint64_t poll;
 	uint32_t tid, w;
 
 	(void)arg;
@@ -468,10 +533,11 @@ static void *rescue_main(void *arg)
 			pk__early_migrate();
 		w = atomic_load_explicit(&F.rescue_wake, memory_order_acquire);
 		atomic_store_explicit(&F.rescue_sleeping, 1, memory_order_seq_cst);
+		poll = finalize_open(RESCUE_POLL_NS);
 		if ((!pending_any() &&
 		     atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) == PK__NO_SEQ) ||
 		    pk__panicking() || !pk__cl_trylock(&F.lock, tid, true)) {
-			pk__futex_wait(&F.rescue_wake, w, RESCUE_POLL_NS);
+			pk__futex_wait(&F.rescue_wake, w, poll);
 			atomic_store_explicit(&F.rescue_sleeping, 0, memory_order_relaxed);
 			continue;
 		}
@@ -491,6 +557,7 @@ static void *printer_main(void *arg)
 	struct pk_console *c = p->con;
 	struct timespec nap = { 0, 200000 };
 	enum pk__emit r;
+	uint64_t poll;
 	uint32_t tid, w;
 
 	/* start_thread() blocked every signal, SIGPIPE included. */
@@ -506,10 +573,11 @@ static void *printer_main(void *arg)
 		w = atomic_load_explicit(&p->wake, memory_order_acquire);
 		/* LMM(fl:A) */
 		atomic_store_explicit(&p->sleeping, 1, memory_order_seq_cst);
+		poll = finalize_open(RESCUE_POLL_NS);
 		if (!pk__con_pending(c)) {
 			update_low_water();
 			/* A record in progress is looked at again after the poll. */
-			pk__futex_wait(&p->wake, w, RESCUE_POLL_NS);
+			pk__futex_wait(&p->wake, w, poll);
 			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
 			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) &&
 			    pk__own_try(&c->own, tid)) {

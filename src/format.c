@@ -294,7 +294,13 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 		putc_(o, ' ');
 	}
 	put_time(o, rec, fo);
-	if (fo->fmt & PK_FMT_F_TID)
+	/*
+	 * A continuation that could not join its line (printed already, or
+	 * another thread's record came between) is marked with its caller,
+	 * as the kernel's CONFIG_PRINTK_CALLER prefix does, so that a reader
+	 * can tell whose line it ends.
+	 */
+	if (fo->fmt & PK_FMT_F_TID || rec->flags & PK_REC_CONT)
 		putf(o, "[T%u] ", rec->tid);
 	indent = syslog ? 0 : o->len - indent;
 	if (indent > sizeof(spaces) - 1)

@@ -778,6 +778,16 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 			goto stored;
 		}
 	}
+	if (cont && !len) {
+		/*
+		 * An empty continuation ("\n" or "") whose record was finalised
+		 * already (printed: its line is ended) or never existed: it
+		 * would only make an empty line.  Nothing to store.
+		 */
+		pk__self.open_valid = false;
+		pk__self.in_printk--;
+		return 0;
+	}
 	if (cont)
 		flags |= PK_REC_CONT;
 	ret = pk__store(level, flags, buf, len, &seq);
@@ -786,6 +796,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		pk__self.in_printk--;
 		return ret;
 	}
+	if (flags & PK_REC_NOEOL)
+		pk__flush_note_open();
 stored:
 	pk__self.open_valid = (flags & PK_REC_NOEOL) != 0;
 	pk__self.open_seq = seq;
