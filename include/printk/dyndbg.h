@@ -53,6 +53,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "printk.h"	/* PK_MAX_LEVEL */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -245,9 +247,12 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
  * until a query (or PK_DYNDBG) enables its site.  @fmt must be a string
  * literal.
  */
-#define pk_dyndbg(...)                                                                  \
+#define pk_dyndbg(...)	PK__PICK(7, PK__DYNDBG, PK__DYNDBG_STRIPPED)(__VA_ARGS__)
+#define PK__DYNDBG(...)                                                                 \
 	PK__DYNDBG_SITE(PK__DYNDBG_FIRST(__VA_ARGS__, ""),                              \
 			PK_DYNDBG_PRINTK_FN(&pk__dd_site, __VA_ARGS__))
+/* PK_DEBUG stripped by PK_MAX_LEVEL (printk.h): no site, the format still checked. */
+#define PK__DYNDBG_STRIPPED(...)	PK__STRIPPED(PK_DEBUG, __VA_ARGS__)
 
 /*
  * The hook <printk/kernel.h> uses for pr_debug(fmt, ...): call it with the

@@ -38,7 +38,8 @@
  * pk_dyndbg_query() switch it at run time.  With PK_NO_DYNAMIC_DEBUG
  * defined before the include, pr_debug() prints at KERN_DEBUG when DEBUG
  * is defined and is no_printk() when it is not, as in a kernel without
- * CONFIG_DYNAMIC_DEBUG.
+ * CONFIG_DYNAMIC_DEBUG.  With PK_MAX_LEVEL (printk.h) below 7, pr_debug()
+ * is no_printk() and no site, and so is every pr_* above that level.
  *
  * Pointer extensions.  The formats of printk(), vprintk(), the pr_*
  * family (pr_debug included), WARN() and panic() are kernel formats: %p
@@ -185,24 +186,39 @@ struct va_format {
 #define pr_fmt(fmt) fmt
 #endif
 
+/*
+ * Levels above PK_MAX_LEVEL (printk.h) are no_printk().  Only the pr_*
+ * family, whose level is in its name, is stripped: the preprocessor
+ * cannot read the KERN_x prefix of a format, so printk(KERN_DEBUG ...)
+ * is never stripped (the kernel keeps it in every configuration too).
+ */
 #define pr_emerg(fmt, ...)	printk(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_alert(fmt, ...)	printk(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_crit(fmt, ...)	printk(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_err(fmt, ...)	printk(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_warn(fmt, ...)	printk(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_notice(fmt, ...)	printk(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_info(fmt, ...)	printk(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_alert(fmt, ...) \
+	PK__PICK(1, printk, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_crit(fmt, ...) \
+	PK__PICK(2, printk, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_err(fmt, ...) \
+	PK__PICK(3, printk, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_warn(fmt, ...) \
+	PK__PICK(4, printk, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_notice(fmt, ...) \
+	PK__PICK(5, printk, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_info(fmt, ...) \
+	PK__PICK(6, printk, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
 /* Continues this thread's open line; no pr_fmt, as in the kernel. */
 #define pr_cont(fmt, ...)	printk(KERN_CONT fmt, ##__VA_ARGS__)
 
-#ifdef DEBUG
+#if defined(DEBUG) && PK__ON_7
 #define pr_devel(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #else
 #define pr_devel(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #endif
 
 /* The dynamic debug hook: see the top of this file. */
-#if defined(PK_DYNDBG_PR_DEBUG)
+#if !PK__ON_7
+/* Stripped: no dynamic debug site either. */
+#define pr_debug(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#elif defined(PK_DYNDBG_PR_DEBUG)
 /* PK_DYNDBG_PR_DEBUG(), its message a kernel format (the site shows @fmt). */
 #define pr_debug(fmt, ...)						\
 	PK__DYNDBG_SITE(fmt, PK_DYNDBG_PRINTK_FN(&pk__dd_site, PK_KFMT pr_fmt(fmt), \
@@ -243,14 +259,21 @@ struct va_format {
 #define printk_once(fmt, ...)		DO_ONCE_LITE(printk, fmt, ##__VA_ARGS__)
 #define printk_deferred_once(fmt, ...)	printk_once(fmt, ##__VA_ARGS__)
 
+/* A stripped level (PK_MAX_LEVEL) is no_printk(), 0, as the kernel's pr_debug_once(). */
 #define pr_emerg_once(fmt, ...)	printk_once(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_alert_once(fmt, ...)	printk_once(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_crit_once(fmt, ...)	printk_once(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_err_once(fmt, ...)	printk_once(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_warn_once(fmt, ...)	printk_once(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_notice_once(fmt, ...) printk_once(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_info_once(fmt, ...)	printk_once(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
-#ifdef DEBUG
+#define pr_alert_once(fmt, ...) \
+	PK__PICK(1, printk_once, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_crit_once(fmt, ...) \
+	PK__PICK(2, printk_once, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_err_once(fmt, ...) \
+	PK__PICK(3, printk_once, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_warn_once(fmt, ...) \
+	PK__PICK(4, printk_once, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_notice_once(fmt, ...) \
+	PK__PICK(5, printk_once, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_info_once(fmt, ...) \
+	PK__PICK(6, printk_once, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#if defined(DEBUG) && PK__ON_7
 #define pr_devel_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_debug_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #else
@@ -307,18 +330,18 @@ struct va_format {
 #define pr_emerg_ratelimited(fmt, ...) \
 	printk_ratelimited(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_alert_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
+	PK__PICK(1, printk_ratelimited, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_crit_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
+	PK__PICK(2, printk_ratelimited, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_err_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
+	PK__PICK(3, printk_ratelimited, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_warn_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
+	PK__PICK(4, printk_ratelimited, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_notice_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
+	PK__PICK(5, printk_ratelimited, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_info_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
-#ifdef DEBUG
+	PK__PICK(6, printk_ratelimited, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#if defined(DEBUG) && PK__ON_7
 #define pr_devel_ratelimited(fmt, ...) \
 	printk_ratelimited(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
 #define pr_debug_ratelimited(fmt, ...) \
@@ -399,13 +422,16 @@ struct va_format {
 	pk_print_hex_dump(pk__kern_level(level), prefix_str, prefix_type, rowsize,	\
 			  groupsize, buf, len, ascii)
 
-#ifdef DEBUG
+#if defined(DEBUG) && PK__ON_7
 #define print_hex_dump_debug(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
 	print_hex_dump(KERN_DEBUG, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)
 #define print_hex_dump_devel(prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii) \
 	print_hex_dump(KERN_DEBUG, prefix_str, prefix_type, rowsize, groupsize, buf, len, ascii)
 #else
-/* Without DEBUG, as in a kernel without dynamic debug: nothing. */
+/*
+ * Without DEBUG, as in a kernel without dynamic debug, or with KERN_DEBUG
+ * stripped by PK_MAX_LEVEL: nothing.
+ */
 static inline void print_hex_dump_debug(const char *prefix_str, int prefix_type, int rowsize,
 					int groupsize, const void *buf, size_t len, bool ascii)
 {

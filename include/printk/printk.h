@@ -336,14 +336,114 @@ int pk_printk(int level, const char *fmt, ...) PK__PRINTF(2, 3);
  */
 int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 
+/*
+ * Compile-time stripping, as Zephyr's CONFIG_LOG_MAX_LEVEL: a program (or
+ * one translation unit) that defines PK_MAX_LEVEL to a number 0-7 (the
+ * value of PK_EMERG..PK_DEBUG) before the first libprintk header loses
+ * every call whose level is fixed at compile time and above it: pk_alert()
+ * ... pk_debug() here, pk_dyndbg() of dyndbg.h, and the pr_* family of
+ * kernel.h (_once and _ratelimited included).  A stripped call still has
+ * its format and arguments checked by the compiler, evaluates nothing,
+ * stores no string and is still an int expression (0).  Calls whose level
+ * is not in their name (pk_printk(), pk_vprintk(), printk(KERN_x ...)) and
+ * continuations (pk_cont(), pr_cont()) are never stripped; neither are
+ * WARN(), BUG(), dump_stack() or panic().  Undefined: nothing is stripped.
+ * The library's own sources ignore it: its messages are part of its API.
+ *
+ * It must be a plain number: in #if an enumerator such as PK_WARNING
+ * reads as 0, which would silently strip all but PK_EMERG.
+ */
+#if defined(PK_MAX_LEVEL) && !defined(PK_BUILDING_LIB)
+#define PK__CAT(a, b)	PK__CAT_(a, b)
+#define PK__CAT_(a, b)	a##b
+#define PK__IS_0_0	1
+#if PK_MAX_LEVEL == 0
+#if !PK__CAT(PK__IS_0_, PK_MAX_LEVEL)
+#error "PK_MAX_LEVEL must be a number 0-7 (an enumerator such as PK_WARNING reads as 0 in #if)"
+#endif
+#endif
+#if PK_MAX_LEVEL < 0 || PK_MAX_LEVEL > 7
+#error "PK_MAX_LEVEL must be a number 0-7"
+#endif
+#define PK__MAX_LEVEL	(PK_MAX_LEVEL)
+#else
+#define PK__MAX_LEVEL	7
+#endif
+
+/*
+ * PK__STRIPPED(level, fmt, ...): a stripped call.  The dead branch keeps
+ * the format check, and the compiler drops a constant false condition even
+ * at -O0, strings and all.  GNU C's statement expression, as the kernel's
+ * no_printk(), is an int that may be discarded without -Wunused-value;
+ * other compilers get a conditional expression.
+ */
+#if defined(__GNUC__)
+#define PK__STRIPPED(level, ...)					\
+	__extension__ ({						\
+		if (0)							\
+			pk_printk(level, __VA_ARGS__);			\
+		0;							\
+	})
+#else
+#define PK__STRIPPED(level, ...)	(0 ? pk_printk(level, __VA_ARGS__) : 0)
+#endif
+
+/*
+ * PK__PICK(n, on, off)(args): the macro or function @on applied to @args
+ * if level @n (a digit) is compiled in, else @off.  Only the two names
+ * pass through the selection, so arguments with braces or commas of any
+ * kind reach @on untouched.  PK__ON_<n> is 1 or 0 by PK__MAX_LEVEL.
+ */
+#define PK__PICK(n, on, off)	PK__PICK_(PK__ON_##n, on, off)
+#define PK__PICK_(c, on, off)	PK__PICK__(c, on, off)
+#define PK__PICK__(c, on, off)	PK__PICK_##c(on, off)
+#define PK__PICK_1(on, off)	on
+#define PK__PICK_0(on, off)	off
+#define PK__ON_0	1
+#if PK__MAX_LEVEL >= 1
+#define PK__ON_1	1
+#else
+#define PK__ON_1	0
+#endif
+#if PK__MAX_LEVEL >= 2
+#define PK__ON_2	1
+#else
+#define PK__ON_2	0
+#endif
+#if PK__MAX_LEVEL >= 3
+#define PK__ON_3	1
+#else
+#define PK__ON_3	0
+#endif
+#if PK__MAX_LEVEL >= 4
+#define PK__ON_4	1
+#else
+#define PK__ON_4	0
+#endif
+#if PK__MAX_LEVEL >= 5
+#define PK__ON_5	1
+#else
+#define PK__ON_5	0
+#endif
+#if PK__MAX_LEVEL >= 6
+#define PK__ON_6	1
+#else
+#define PK__ON_6	0
+#endif
+#if PK__MAX_LEVEL >= 7
+#define PK__ON_7	1
+#else
+#define PK__ON_7	0
+#endif
+
 #define pk_emerg(...)	pk_printk(PK_EMERG, __VA_ARGS__)
-#define pk_alert(...)	pk_printk(PK_ALERT, __VA_ARGS__)
-#define pk_crit(...)	pk_printk(PK_CRIT, __VA_ARGS__)
-#define pk_err(...)	pk_printk(PK_ERR, __VA_ARGS__)
-#define pk_warn(...)	pk_printk(PK_WARNING, __VA_ARGS__)
-#define pk_notice(...)	pk_printk(PK_NOTICE, __VA_ARGS__)
-#define pk_info(...)	pk_printk(PK_INFO, __VA_ARGS__)
-#define pk_debug(...)	pk_printk(PK_DEBUG, __VA_ARGS__)
+#define pk_alert(...)	PK__PICK(1, pk_printk, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)
+#define pk_crit(...)	PK__PICK(2, pk_printk, PK__STRIPPED)(PK_CRIT, __VA_ARGS__)
+#define pk_err(...)	PK__PICK(3, pk_printk, PK__STRIPPED)(PK_ERR, __VA_ARGS__)
+#define pk_warn(...)	PK__PICK(4, pk_printk, PK__STRIPPED)(PK_WARNING, __VA_ARGS__)
+#define pk_notice(...)	PK__PICK(5, pk_printk, PK__STRIPPED)(PK_NOTICE, __VA_ARGS__)
+#define pk_info(...)	PK__PICK(6, pk_printk, PK__STRIPPED)(PK_INFO, __VA_ARGS__)
+#define pk_debug(...)	PK__PICK(7, pk_printk, PK__STRIPPED)(PK_DEBUG, __VA_ARGS__)
 /*
  * pk_cont() - append to this thread's open record (one stored without a
  * trailing newline), or start a record flagged PK_REC_CONT if it can no
