@@ -234,12 +234,22 @@ static struct writer pp_ws[PP_W + 1];
 static _Atomic int pp_parked[PP_W];
 static __thread int pp_self = -1;
 
-/* SIGUSR1: park this thread for ever, wherever it was. */
+/*
+ * SIGUSR1: park this thread for ever, wherever it was.  A loaded machine
+ * may not have run the thread's start routine yet (pp_self unset): find
+ * it by its thread ID, which pthread_create() stored before the signal
+ * was sent, or the run waits for a park it never sees.
+ */
 static void park(int sig)
 {
+	int k = pp_self;
+
 	(void)sig;
-	if (pp_self >= 0 && pp_self < PP_W)
-		atomic_store(&pp_parked[pp_self], atomic_load(&pp_ws[pp_self].inside) ? 2 : 1);
+	for (int w = 0; k < 0 && w < PP_W; w++)
+		if (pthread_equal(pp_ws[w].thread, pthread_self()))
+			k = w;
+	if (k >= 0 && k < PP_W)
+		atomic_store(&pp_parked[k], atomic_load(&pp_ws[k].inside) ? 2 : 1);
 	for (;;)
 		pause();
 }
