@@ -3,11 +3,11 @@
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script fails.
 set -e
-PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev gnuplot-nox util-linux"
+PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev librelp-dev gnuplot-nox util-linux"
 if [ "$1" = ci ]; then
-	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon, and
-	# man with groff for the man_pages test.
-	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog man-db groff-base"
+	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
+	# its RELP input (test_relp), and man with groff for the man_pages test.
+	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base"
 fi
 missing=""
 for p in $PKGS; do

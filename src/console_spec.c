@@ -8,7 +8,8 @@
  *
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
  *   net:HOST:PORT | net:[IPV6]:PORT |
- *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+unix://PATH
+ *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+relp://HOST[:PORT]
+ *   | syslog+unix://PATH
  *
  * A bad entry is reported on stderr, naming it, and skipped; the others
  * still count.  At init (pk__console_register_env), a PK_CONSOLE none of
@@ -132,7 +133,7 @@ struct spec_con {
 	unsigned flags_off;	/* PK_FMT_F_* cleared by options */
 	bool is_file;
 	struct pk_file_opts fo;
-	bool is_5424;		/* syslog+udp://, syslog+tcp://, syslog+unix:// */
+	bool is_5424;		/* syslog+udp://, +tcp://, +relp://, +unix:// */
 	struct pk_rfc5424_opts so;
 	char app[64];
 };
@@ -199,23 +200,30 @@ static int parse_facility(const char *v, int *out)
 }
 
 /*
- * syslog+udp://HOST[:PORT], syslog+tcp://HOST[:PORT] (HOST may be [IPV6]),
- * syslog+unix://PATH: RFC 5424 consoles (@sc->so holds their options).
+ * syslog+udp://HOST[:PORT], syslog+tcp://HOST[:PORT], syslog+relp://HOST[:PORT]
+ * (HOST may be [IPV6]), syslog+unix://PATH: RFC 5424 consoles (@sc->so holds
+ * their options).
  */
 static int syslog5424_entry(struct spec_con *sc, struct pk_console_driver *drv)
 {
 	char host[512], *s = host, *colon = NULL, *end;
 	unsigned long port = 0;
+	size_t pre = 13;
 
 	if (!strncmp(sc->name, "syslog+unix://", 14)) {
 		sc->so.transport = PK_SYSLOG_UNIX;
 		sc->so.host = sc->name + 14;
 		return pk_console_rfc5424_make(&sc->so, drv);
 	}
-	sc->so.transport = sc->name[7] == 'u' ? PK_SYSLOG_UDP : PK_SYSLOG_TCP;
-	if (strlen(sc->name + 13) >= sizeof(host))
+	if (!strncmp(sc->name, "syslog+relp://", 14)) {
+		sc->so.transport = PK_SYSLOG_RELP;
+		pre = 14;
+	} else {
+		sc->so.transport = sc->name[7] == 'u' ? PK_SYSLOG_UDP : PK_SYSLOG_TCP;
+	}
+	if (strlen(sc->name + pre) >= sizeof(host))
 		return -EINVAL;
-	strcpy(host, sc->name + 13);
+	strcpy(host, sc->name + pre);
 	if (*s == '[') {
 		end = strchr(s, ']');
 		if (!end || (end[1] && end[1] != ':'))
@@ -389,6 +397,7 @@ static int parse_entry(struct item *it, struct spec_con *sc)
 	sc->is_5424 = (!strncmp(sc->name, "syslog+udp://", 13) ||
 		       !strncmp(sc->name, "syslog+tcp://", 13) ||
 		       !strncmp(sc->name, "syslog+unix://", 14)) && sc->name[13];
+	sc->is_5424 |= !strncmp(sc->name, "syslog+relp://", 14) && sc->name[14];
 	return 0;
 }
 

@@ -455,30 +455,33 @@ int pk_console_register_spec(const char *spec);
  * RFC 5424 syslog over a network or a local socket (pk_console_rfc5424_make()).
  * Zero-initialise and set what you need.
  *   transport   PK_SYSLOG_UNIX (datagrams to a socket path), PK_SYSLOG_UDP,
- *               PK_SYSLOG_TCP (RFC 6587 octet counting).
- *   host        UDP, TCP: a numeric IPv4 or IPv6 address, or a name
+ *               PK_SYSLOG_TCP (RFC 6587 octet counting), PK_SYSLOG_RELP
+ *               (RELP through librelp: acknowledged, at-least-once).
+ *   host        UDP, TCP, RELP: a numeric IPv4 or IPv6 address, or a name
  *               resolved once, in pk_console_rfc5424_make(); unix: the
  *               socket's path (NULL: /dev/log).
- *   port        UDP, TCP: 0 is 514.
+ *   port        UDP, TCP, RELP: 0 is 514.
  *   facility    LOG_USER, LOG_LOCAL0 ... of <syslog.h> (the facility
  *               shifted left by 3); 0: each record's own (pk_config.facility).
  *   hostname    HOSTNAME field; NULL: gethostname().  app_name: APP-NAME;
  *               NULL: the program's name.  Bytes outside printable ASCII
  *               become '_'; cut at 255 and 48 bytes.
- *   connect_timeout_ms  TCP: a connection attempt is abandoned after this
- *               (0: 1000).  Attempts never block the caller: they go on
- *               in the background of later writes.
- *   retry_max_ms  TCP: after a failed attempt or a lost connection the
- *               next waits 100 ms, doubling up to this (0: 5000).
- *   queue_size  TCP: bytes of messages kept while the receiver is slow,
- *               connecting or down, sent in order once it takes them
- *               (0: 256 KiB; at least 8204).
+ *   connect_timeout_ms  TCP, RELP: a connection attempt is abandoned after
+ *               this (0: 1000; RELP rounds up to whole seconds).  Attempts
+ *               never block the caller: TCP's go on in the background of
+ *               later writes, RELP's in the driver's sender thread.
+ *   retry_max_ms  TCP, RELP: after a failed attempt or a lost connection
+ *               the next waits 100 ms, doubling up to this (0: 5000).
+ *   queue_size  TCP, RELP: bytes of messages kept while the receiver is
+ *               slow, connecting or down, sent in order once it takes them
+ *               (0: 256 KiB; at least 8204, RELP 16400).
  *   flags       PK_RFC5424_BOM: a UTF-8 BOM before each text (RFC 5424
  *               says SHOULD; most receivers keep it as three bytes).
  */
 #define PK_SYSLOG_UNIX	1
 #define PK_SYSLOG_UDP	2
 #define PK_SYSLOG_TCP	3
+#define PK_SYSLOG_RELP	4
 #define PK_RFC5424_BOM	0x1u
 struct pk_rfc5424_opts {
 	int transport;
@@ -509,11 +512,18 @@ struct pk_rfc5424_opts {
  * console and reported in-band, before the next one sent, as
  * "[printk@32473 dropped="N"] ** N printk messages dropped **" at warning
  * level.  At a crash (write_atomic) unix and UDP send; TCP sends if it is
- * connected.
+ * connected; RELP prints nothing.
+ * RELP: write() queues the message (a bounded queue, async-signal-safe)
+ * and a sender thread of the driver's own hands it to librelp.  Each
+ * message is acknowledged by the receiver; after a lost connection librelp
+ * sends again what was not acknowledged, so every message queued arrives
+ * at least once (a duplicate keeps its seq= for the receiver to drop).
+ * Unregistering waits a few seconds for the queue to drain.
  * Context: any thread, not from a signal handler (resolves @o->host).
  * Return: 0 with @out filled; -EINVAL (bad options, a unix path too long),
- * -EHOSTUNREACH (@o->host does not resolve), -ENOMEM, or the errno of
- * socket(2)/connect(2) for UDP.
+ * -EHOSTUNREACH (@o->host does not resolve), -ENOMEM, -EPROTONOSUPPORT
+ * (RELP in a libprintk built without librelp), or the errno of
+ * socket(2)/connect(2) for UDP, of pthread_create(3) for RELP.
  */
 int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out);
 

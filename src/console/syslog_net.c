@@ -78,6 +78,7 @@
 #include <unistd.h>
 
 #include "printk/console.h"
+#include "relp.h"
 #include "rfc5424.h"
 
 #define LMM(label)
@@ -426,10 +427,12 @@ int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_d
 	struct snet *s;
 	int ret;
 
-	if (!o || !out || o->transport < PK_SYSLOG_UNIX || o->transport > PK_SYSLOG_TCP ||
+	if (!o || !out || o->transport < PK_SYSLOG_UNIX || o->transport > PK_SYSLOG_RELP ||
 	    o->facility < 0 || o->facility > (23 << 3) || (o->facility & 7) ||
 	    (o->flags & ~PK_RFC5424_BOM))
 		return -EINVAL;
+	if (o->transport == PK_SYSLOG_RELP)
+		return pk__relp_make(o, out);	/* relp.c */
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
