@@ -168,7 +168,8 @@ struct pk_config {
  *   entry  = "stderr" | "stdout" | "fd:" N | "file:" PATH | "syslog"
  *          | "syslog:" SOCKET | "net:" HOST ":" PORT | "net:[" IPV6 "]:" PORT
  *          | "syslog+udp://" HOST [":" PORT] | "syslog+tcp://" HOST [":" PORT]
- *          | "syslog+unix://" PATH      RFC 5424 (HOST may be "[" IPV6 "]")
+ *          | "syslog+relp://" HOST [":" PORT] | "syslog+unix://" PATH
+ *                                       RFC 5424 (HOST may be "[" IPV6 "]")
  *
  * An item is an option when it begins with lower-case letters followed
  * by '='; entries never do.  LEVEL: a digit 0-8 (console_loglevel) or a
