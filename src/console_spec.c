@@ -9,7 +9,7 @@
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
  *   net:HOST:PORT | net:[IPV6]:PORT |
  *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+relp://HOST[:PORT]
- *   | syslog+unix://PATH
+ *   | syslog+unix://PATH | netconsole://HOST[:PORT] | netconsole+ext://HOST[:PORT]
  *
  * A bad entry is reported on stderr, naming it, and skipped; the others
  * still count.  At init (pk__console_register_env), a PK_CONSOLE none of
@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,46 @@ static int net_entry(char *s, struct pk_console_driver *drv)
 	if (errno || *end || !port || port > 65535 || !*host)
 		return -EINVAL;
 	return pk_console_net_make(host, (unsigned)port, drv);
+}
+
+/*
+ * netconsole://HOST[:PORT] and netconsole+ext://HOST[:PORT] (HOST may be
+ * [IPV6]; PORT 6666 if left out, Linux netconsole's remote port).
+ */
+static int netconsole_entry(const char *name, struct pk_console_driver *drv)
+{
+	bool ext = !strncmp(name, "netconsole+ext://", 17);
+	char host[512], *s = host, *colon, *end;
+	unsigned long port = 6666;
+
+	name += ext ? 17 : 13;
+	if (!*name || strlen(name) >= sizeof(host))
+		return -EINVAL;
+	strcpy(host, name);
+	if (*s == '[') {
+		end = strchr(s, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -EINVAL;
+		*end = '\0';
+		colon = end[1] ? end + 1 : NULL;
+		s++;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon)
+			*colon = '\0';
+	}
+	if (colon) {
+		if (colon[1] < '0' || colon[1] > '9')
+			return -EINVAL;
+		errno = 0;
+		port = strtoul(colon + 1, &end, 10);
+		if (errno || *end || !port || port > 65535)
+			return -EINVAL;
+	}
+	if (!*s)
+		return -EINVAL;
+	return ext ? pk_console_netext_make(s, (unsigned)port, drv)
+		   : pk_console_net_make(s, (unsigned)port, drv);
 }
 
 
@@ -357,6 +398,8 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		return pk_console_syslog_make(tmp + 7, NULL, drv);
 	if (sc->is_5424)
 		return syslog5424_entry(sc, drv);
+	if (!strncmp(tmp, "netconsole://", 13) || !strncmp(tmp, "netconsole+ext://", 17))
+		return netconsole_entry(tmp, drv);
 	if (!strncmp(tmp, "net:", 4) && strlen(tmp) < 512) {
 		char host[512];
 

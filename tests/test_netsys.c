@@ -103,6 +103,132 @@ static void test_netconsole_loopback(void **state)
 	assert_int_equal(pk_console_register_spec("net:127.0.0.1,net:[::1:5,net:x:99999"), 0);
 }
 
+/* One datagram (bounded wait: a hang); its length, or -1. */
+static ssize_t recv_one(int fd, char *buf, size_t size)
+{
+	struct timeval tv = { 5, 0 };
+	ssize_t n;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = recv(fd, buf, size - 1, 0);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/*
+ * Receive one record of the extended netconsole, in as many fragments as
+ * it takes; check each fragment's header against the first and the
+ * offsets against what came; return the text reassembled (its newline
+ * included) in @text and the number of datagrams.
+ */
+static unsigned recv_ext_record(int fd, char *text, size_t size, unsigned *level,
+				unsigned long long *seq)
+{
+	char dg[2048], head[128], first[128] = "";
+	unsigned long long s, us, off, total = 0, got = 0;
+	unsigned lv, frags = 0;
+	const char *semi;
+	ssize_t n;
+	char flag;
+	int k;
+
+	do {
+		n = recv_one(fd, dg, sizeof(dg));
+		assert_true(n > 0);
+		assert_true(n <= 1000);			/* Linux's MAX_PRINT_CHUNK */
+		semi = memchr(dg, ';', (size_t)n);
+		assert_non_null(semi);
+		assert_true((size_t)(semi - dg) < sizeof(head));
+		memcpy(head, dg, (size_t)(semi - dg));
+		head[semi - dg] = '\0';
+		k = sscanf(head, "%u,%llu,%llu,%c,ncfrag=%llu/%llu", &lv, &s, &us, &flag, &off,
+			   &total);
+		assert_true(k == 4 || k == 6);
+		if (k == 4) {				/* whole: no fragments */
+			assert_int_equal(frags, 0);
+			memcpy(text, semi + 1, (size_t)(dg + n - semi - 1));
+			text[dg + n - semi - 1] = '\0';
+			*level = lv;
+			*seq = s;
+			return 1;
+		}
+		/* Every fragment: the record's own header, then its offset. */
+		if (!frags)
+			snprintf(first, sizeof(first), "%u,%llu,%llu,%c", lv, s, us, flag);
+		assert_int_equal(strncmp(head, first, strlen(first)), 0);
+		assert_int_equal(off, got);
+		assert_true(got + (size_t)(dg + n - semi - 1) <= total && total < size);
+		memcpy(text + got, semi + 1, (size_t)(dg + n - semi - 1));
+		got += (size_t)(dg + n - semi - 1);
+		frags++;
+	} while (got < total);
+	text[got] = '\0';
+	*level = lv;
+	*seq = s;
+	return frags;
+}
+
+static void test_netconsole_ext(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	char spec[96], text[8192], want[4096], big[1100];
+	unsigned level, frags;
+	unsigned long long seq, seq0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	snprintf(spec, sizeof(spec), "netconsole+ext://127.0.0.1:%u", ntohs(sa.sin_port));
+	assert_int_equal(pk_console_register_spec(spec), 1);
+
+	/* A short record: one datagram, "LEVEL,SEQ,USEC,-;text\n". */
+	pk_err("short %d\n", 1);
+	assert_int_equal(pk_flush(5000), 0);
+	assert_int_equal(recv_ext_record(fd, text, sizeof(text), &level, &seq0), 1);
+	assert_int_equal(level & 7, PK_ERR);
+	assert_string_equal(text, "short 1\n");
+
+	/* 1023 bytes of text: over 1000 with its header, two fragments. */
+	for (i = 0; i < 1023; i++)
+		big[i] = (char)('a' + i % 26);
+	big[1023] = '\0';
+	pk_info("%s\n", big);
+	assert_int_equal(pk_flush(5000), 0);
+	frags = recv_ext_record(fd, text, sizeof(text), &level, &seq);
+	assert_int_equal(frags, 2);
+	assert_int_equal(seq, seq0 + 1);
+	assert_int_equal(level & 7, PK_INFO);
+	snprintf(want, sizeof(want), "%s\n", big);
+	assert_string_equal(text, want);
+
+	/* 600 control bytes escaped as \x01 (2400 bytes): three fragments. */
+	memset(big, 1, 600);
+	big[600] = '\0';
+	pk_warn("%s\n", big);
+	assert_int_equal(pk_flush(5000), 0);
+	frags = recv_ext_record(fd, text, sizeof(text), &level, &seq);
+	assert_int_equal(frags, 3);
+	assert_int_equal(seq, seq0 + 2);
+	for (i = 0; i < 600; i++)
+		memcpy(want + 4 * i, "\\x01", 4);
+	strcpy(want + 2400, "\n");
+	assert_string_equal(text, want);
+	print_message("extended netconsole: 1, 2 and 3 datagrams for records of 8, 1024 and "
+		      "2401 bytes of text\n");
+
+	/* The plain form by its URL, the default port, and bad ones. */
+	assert_int_equal(pk_console_register_spec("netconsole://127.0.0.1"), 1);
+	assert_int_equal(pk_console_register_spec("netconsole://,netconsole+ext://127.0.0.1:0,"
+						  "netconsole://127.0.0.1:99999,"
+						  "netconsole+ext://[::1,netconsole://127.0.0.1:x"),
+			 0);
+	close(fd);
+}
+
 static void test_syslog_socket(void **state)
 {
 	char *path = tu_tmp_path("syslog"), buf[8192], spec[200];
@@ -209,6 +335,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_netconsole_loopback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netconsole_ext, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_syslog_socket, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_real_syslog_daemon, setup, teardown),
 	};

@@ -414,6 +414,23 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
 int pk_console_net_make(const char *host, unsigned port, struct pk_console_driver *out);
 
 /**
+ * pk_console_netext_make() - Linux's extended netconsole: each record as
+ * one UDP datagram to @host:@port in the /dev/kmsg format,
+ * "6,seq,usec,-;text\n" (PK_FMT_KMSG, escaped as /dev/kmsg escapes).
+ * @host, @port: as for pk_console_net_make().
+ * @out:  filled with the driver (format PK_FMT_KMSG).
+ *
+ * A record over 1000 bytes goes out as fragments of at most 1000 bytes,
+ * each with the record's header and ",ncfrag=OFFSET/TOTAL" before the ';'
+ * (OFFSET and TOTAL in bytes of the text after the header, its newline
+ * included), as Linux's netconsole sends them.  If a fragment after the
+ * first cannot be sent, the rest of that record is not sent.  Sends are
+ * non-blocking and async-signal-safe: the console prints at a crash.
+ * Context and return: as pk_console_net_make().
+ */
+int pk_console_netext_make(const char *host, unsigned port, struct pk_console_driver *out);
+
+/**
  * pk_console_register_driver() - register a made driver as a console.
  * @drv:      a driver filled by a *_make() constructor (or by hand: ops,
  *            ctx and format, reserved zeroed).

@@ -170,6 +170,9 @@ struct pk_config {
  *          | "syslog+udp://" HOST [":" PORT] | "syslog+tcp://" HOST [":" PORT]
  *          | "syslog+relp://" HOST [":" PORT] | "syslog+unix://" PATH
  *                                       RFC 5424 (HOST may be "[" IPV6 "]")
+ *          | "netconsole://" HOST [":" PORT]      as "net:", PORT 6666 if left out
+ *          | "netconsole+ext://" HOST [":" PORT]  Linux's extended netconsole
+ *                                       (pk_console_netext_make())
  *
  * An item is an option when it begins with lower-case letters followed
  * by '='; entries never do.  LEVEL: a digit 0-8 (console_loglevel) or a
