@@ -166,12 +166,15 @@ static void wait_for_other_panic(void)
 }
 
 /*
- * Print everything, then wait (bounded: QUIESCE_MS) for callers that were
- * inside pk_printk() when the panic began and passed its panic check
- * (LMM(gate:D) in printk.c): their pk_printk() returns success, so their
- * records must come out too; print again once they have left.  Printing
- * comes first, so that a thread parked inside pk_printk() for ever delays
- * nothing but what it and its like stored late.
+ * Wait (bounded: QUIESCE_MS) for callers that were inside pk_printk()
+ * when the panic began and passed its panic check (LMM(gate:D) in
+ * printk.c): their pk_printk() returns success, so their records must be
+ * committed before the flush meets them, or the flush would skip them as
+ * records in progress (counted, but not printed) and never come back.
+ * Then print everything, and once more if a record was reserved during
+ * that flush.  The wait comes first: a thread parked inside pk_printk()
+ * for good, or stuck in a console's write(), delays the first output by
+ * QUIESCE_MS, and nothing else does.
  */
 #define QUIESCE_MS	100
 
@@ -184,11 +187,12 @@ static void flush_everything(void)
 		pk__early_print_raw(STDERR_FILENO);
 		return;
 	}
+	pk__gates_quiesce(QUIESCE_MS);
 	next = pk__ring_next_seq(&pk__g.ring);
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
-	if (pk__gates_quiesce(QUIESCE_MS) && pk__ring_next_seq(&pk__g.ring) == next)
-		return;		/* nothing stored since the flush began */
+	if (pk__ring_next_seq(&pk__g.ring) == next)
+		return;		/* nothing reserved since the flush began */
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
 }

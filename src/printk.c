@@ -77,9 +77,10 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  *           pk__panic_tid, then pk__gates_quiesce()'s seq_cst loads of the
  *           gates.  Either the caller sees the panic (and stores nothing),
  *           or the panicking thread sees the caller inside and waits for it
- *           (bounded) before its last flush: a record whose pk_printk()
+ *           (bounded) before it flushes: a record whose pk_printk()
  *           returned success before the process died is printed, even if
- *           its writer was preempted between the panic check and the store.
+ *           its writer was preempted between the panic check and the
+ *           store, or between reserving its record and committing it.
  *           With gate:C (release decrement, acquire loads below) the
  *           caller's record is committed before the flush looks for it.
  * pk__self.gate_depth counts this thread's own entries, so that a crash
@@ -87,7 +88,12 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  * itself.  It is raised before the shared increment and lowered after the
  * decrement: a signal between the two sees one entry too many of its own
  * and may miss one other thread that shares the gate (a window of one
- * instruction); it never waits for itself.
+ * instruction); it never waits for itself.  A fork() inside a gate (a
+ * console's write() that forks) keeps the thread's entries in the
+ * child, under the gate of its new tid (atfork_child()); a fork() from a
+ * signal handler in that same one-instruction window leaves one entry
+ * counted for ever in the child, which only makes a later pk_init() or
+ * panic wait its bound.
  */
 #define LMM(label)
 #define GATES	16
@@ -98,9 +104,10 @@ static struct {
 
 bool pk__gate_enter(void)
 {
-	_Atomic unsigned long *g = &gates[pk__tid() % GATES].n;
+	_Atomic unsigned long *g;
 
 	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth + 1;
+	g = &gates[pk__tid() % GATES].n;
 	/* LMM(gate:A), LMM(gate:D) */
 	atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
@@ -775,6 +782,13 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		*(volatile unsigned *)&pk__self.wdepth = depth;
 		if (ret == 0) {
 			seq = open_seq;
+			/*
+			 * Still open: note it again.  The watcher may have
+			 * taken the last note and tried to finalise the record
+			 * while this extension held it (a no-op then).
+			 */
+			if (flags & PK_REC_NOEOL)
+				pk__flush_note_open();
 			goto stored;
 		}
 	}

@@ -3,7 +3,8 @@
  * Continuation lines on consoles, in every mode:
  *   - a line stored without its newline reaches the consoles although
  *     nothing else is logged (flush.c "Open lines": about 50 ms);
- *   - pk_cont() soon after still joins it: one console line;
+ *   - pk_cont() soon after still joins it: one console line; a line
+ *     kept open by continuations across its finalisation still comes out;
  *   - a continuation that comes too late, or after another thread's
  *     record, is its own line, marked with its caller ("[T<tid>] ");
  *   - no console line is ever empty because of a continuation, also with
@@ -146,6 +147,41 @@ static void test_open_line_thread(void **state)
 	open_line_reaches_console(PK_MODE_THREAD);
 }
 
+/*
+ * A line kept open by continuations across the moment the watcher
+ * finalises it (each pk_cont() reopens the record for its extension; a
+ * finalisation that meets it reopened does nothing): the line must still
+ * come out, the extension noting the open line again.
+ */
+static void extended_across_finalise(enum pk_mode mode)
+{
+	char want[64];
+	double t0;
+	unsigned r;
+
+	start(mode);
+	for (r = 0; r < 10; r++) {
+		snprintf(want, sizeof(want), "line %u\n", r);
+		t0 = now_ms();
+		pk_info("line %u", r);
+		/* Empty: each reopens the record, none makes it longer. */
+		while (now_ms() - t0 < 150)
+			pk_cont("%s", "");
+		if (wait_for(want, 5000) < 0)
+			fail_msg("mode %d: \"%s\" kept open by pk_cont() is not on the console after "
+				 "5 s", mode, want);
+		pk_cont("\n");
+	}
+	stop();
+}
+
+static void test_extended_across_finalise(void **state)
+{
+	(void)state;
+	extended_across_finalise(PK_MODE_HANDOFF);
+	extended_across_finalise(PK_MODE_THREAD);
+}
+
 /* Joined within the window; a late part is marked with its caller; no empty line. */
 static void test_join_and_late(void **state)
 {
@@ -251,6 +287,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_line_legacy),
 		cmocka_unit_test(test_open_line_thread),
 		cmocka_unit_test(test_join_and_late),
+		cmocka_unit_test(test_extended_across_finalise),
 		cmocka_unit_test(test_concurrent_pieces),
 	};
 

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "printk/console.h"
@@ -388,6 +389,113 @@ static void test_panic_from_signal_handler(void **state)
 	}
 }
 
+/* ---- a writer held up inside pk_printk() when the panic begins ---- */
+
+/*
+ * A writer thread logs "late N" for ever and, after each call that
+ * returned success, writes N to a pipe.  Its SIGUSR1 handler sleeps 30 ms
+ * wherever the signal finds it: often inside pk_printk(), between the
+ * panic check and the store or between reserving the record and
+ * committing it.  The main thread signals it, then panics.  Whatever the
+ * writer last saw succeed must be on the console (the panic waits for
+ * writers inside the store gate before it flushes).
+ */
+#define LATE_RUNS	30
+
+static int late_pipe = -1;
+
+static void late_nap(int sig)
+{
+	struct timespec ts = { 0, 30000000 };
+
+	(void)sig;
+	nanosleep(&ts, NULL);
+}
+
+static void *late_writer(void *arg)
+{
+	char b[24];
+	unsigned i;
+	int n;
+
+	(void)arg;
+	for (i = 1;; i++) {
+		if (pk_info("late %u\n", i) > 0) {
+			n = snprintf(b, sizeof(b), "%u\n", i);
+			(void)!write(late_pipe, b, (size_t)n);
+		}
+	}
+	return NULL;
+}
+
+static unsigned late_run_no;
+
+static void panic_late_writer(enum pk_mode mode)
+{
+	struct timespec warm = { 0, 20000000 + (long)(late_run_no % 10) * 100000 }, gap = { 0, 2000000 };
+	struct sigaction sa;
+	pthread_t th;
+
+	child_init(mode, false);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = late_nap;
+	sigaction(SIGUSR1, &sa, NULL);
+	TU_CHECK(pthread_create(&th, NULL, late_writer, NULL) == 0);
+	nanosleep(&warm, NULL);
+	pthread_kill(th, SIGUSR1);
+	nanosleep(&gap, NULL);
+	pk_panic("a writer held up");
+}
+
+static void test_panic_waits_for_writers(void **state)
+{
+	unsigned m, r, last, v, lost = 0;
+	char want[48], buf[64], *s;
+	int p[2], status;
+	ssize_t n;
+	size_t len;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		for (r = 0; r < LATE_RUNS; r++) {
+			assert_int_equal(pipe(p), 0);
+			fcntl(p[1], F_SETPIPE_SZ, 1 << 20);	/* the writer never waits on it */
+			late_pipe = p[1];
+			late_run_no = r;
+			s = run(panic_late_writer, modes[m], &status, "panic with a writer held up");
+			close(p[1]);
+			expect_signal(status, SIGABRT, "panic with a writer held up", modes[m]);
+			/* The last number the writer saw succeed (the pipe holds them all). */
+			last = 0;
+			len = 0;
+			while ((n = read(p[0], buf + len, sizeof(buf) - 1 - len)) > 0) {
+				len += (size_t)n;
+				buf[len] = '\0';
+				while (len && strchr(buf, '\n')) {
+					char *nl = strchr(buf, '\n');
+
+					if (sscanf(buf, "%u", &v) == 1)
+						last = v;
+					len -= (size_t)(nl + 1 - buf);
+					memmove(buf, nl + 1, len + 1);
+				}
+			}
+			close(p[0]);
+			assert_int_equal(tu_count(s, "Kernel panic - not syncing: a writer held up"), 1);
+			snprintf(want, sizeof(want), "] late %u\n", last);
+			if (last && !strstr(s, want)) {
+				print_message("%s run %u: \"late %u\" returned success, not printed\n",
+					      mode_names[modes[m]], r, last);
+				lost++;
+			}
+			free(s);
+		}
+	}
+	print_message("%u runs in each mode, a writer signalled into a 30 ms sleep before the "
+		      "panic: %u accepted records not printed\n", LATE_RUNS, lost);
+	assert_int_equal(lost, 0);
+}
+
 /* ---- a crash inside the crash handling; a crash before init ---- */
 
 static int crash_twice_fd = -1;
@@ -471,6 +579,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_inside_write),
 		cmocka_unit_test(test_two_threads_panic),
 		cmocka_unit_test(test_panic_from_signal_handler),
+		cmocka_unit_test(test_panic_waits_for_writers),
 		cmocka_unit_test(test_crash_inside_crash_handling),
 		cmocka_unit_test(test_crash_before_init),
 		cmocka_unit_test(test_crash_while_loader_locked),

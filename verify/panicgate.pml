@@ -8,35 +8,41 @@
  *
  * A writer (pk_vprintk): enter the gate (the seq_cst increment), load the
  * panic word (seq_cst); if a panic is under way, leave the gate and
- * return -EBUSY (nothing stored).  Otherwise store the record (reserve to
- * commit, one step here: what matters is whether it is committed when a
- * flush reads), leave the gate (release decrement), return success.
- * Between the check and the store the writer may be preempted for any
- * number of steps: the interleavings include all of them.
+ * return -EBUSY (nothing stored).  Otherwise reserve its record (take a
+ * seq), commit it (two steps: a flush can meet the record in between),
+ * leave the gate (release decrement), return success.  Between any two
+ * steps the writer may be preempted for any number of steps: the
+ * interleavings include all of them.
  *
- * The panicking thread: set the panic word (seq_cst CAS), note the store's
- * head, flush (a read of each record, one step each: a record committed
- * after its read is missed by that flush), wait until no other thread is
- * inside a gate, and if the head moved, flush again; then die.
+ * The panicking thread: set the panic word (seq_cst CAS), wait until no
+ * other thread is inside a gate, note the store's head, flush, and flush
+ * again if the head moved; then die.  A flush reads the records in turn
+ * and moves the console's position past each record it meets: one that is
+ * committed is printed, one that is only reserved is waited for or (the
+ * code's 5 ms stall bound) skipped and counted as dropped; either way the
+ * position never comes back to it.  A record not yet reserved is beyond
+ * the head: a later flush can still reach it.
  *
  * Abstractions.  SPIN is sequentially consistent; the C code gets the same
  * outcome for this store-then-load pattern (gate:D in printk.c) from
  * seq_cst on all four accesses, which C11 orders in one total order.  The
  * gate counters (16, by thread) are one counter here: the wait reads them
- * all, and a sum is zero exactly when each is.  The wait is unbounded
+ * all, and a sum is zero exactly when each is.  The records are visited in
+ * writer order, not seq order: what matters is only whether each is
+ * reserved or committed when the flush meets it.  The wait is unbounded
  * here; in the code it is bounded (QUIESCE_MS), and a writer preempted
- * longer than the bound is the one case left: its record may be missed,
- * and its pk_printk() return after the process is gone, or just before.
+ * longer than the bound is the one case left: its record may be skipped
+ * (counted), and its pk_printk() return just before the process dies.
  * SELF=1: the panic runs on a thread that is itself inside a gate (a crash
  * handler interrupting pk_printk()), whose own entry the wait discounts.
  *
  * Mutants that must fail (verify/run_spin.sh):
- *   QUIESCE=0  no wait and no second flush (the code before the fix)
+ *   QUIESCE=0  no wait (the code before the fix)
+ *   QFIRST=0   flush first, then wait, then flush again if the head moved:
+ *              a record reserved before the panic and committed after the
+ *              first flush skipped it is counted but never printed
  *   BUG=1      the writer looks at the panic word before it enters the
  *              gate (a load before the store: the Dekker pattern broken)
- *   BUG=2      the head noted after the first flush, not before: a record
- *              committed during that flush, after its read, is never
- *              printed again
  */
 #ifndef NW
 #define NW 2		/* writer threads */
@@ -53,15 +59,20 @@
 #ifndef BUG
 #define BUG 0
 #endif
+#ifndef QFIRST
+#define QFIRST 1
+#endif
 
 #define NREC (NW * R)
 
 byte gate;		/* threads inside a gate */
 bit panic;		/* pk__panic_tid != 0 */
-byte nstored;		/* the store's head: records committed */
-bit stored[NREC];
+byte nres;		/* the store's head: records reserved */
+byte st[NREC];		/* 0 not reserved, 1 reserved, 2 committed */
+bit passed[NREC];	/* the console's position is past it */
 bit accepted[NREC];	/* pk_printk() returned success */
 bit printed[NREC];
+bit dropped[NREC];	/* skipped in progress, counted */
 
 proctype writer(byte me)
 {
@@ -84,8 +95,8 @@ proctype writer(byte me)
 			break	/* -EBUSY: refused, not stored, not accepted */
 		:: else
 		fi;
-		/* any preemption here: the interleavings cover it */
-		d_step { stored[k] = 1; nstored++ };
+		d_step { st[k] = 1; nres++ };	/* reserve: the seq is taken */
+		st[k] = 2;	/* commit */
 		gate--;		/* gate:C, release */
 		accepted[k] = 1;
 		r++
@@ -99,12 +110,24 @@ inline flush()
 	do
 	:: i < NREC ->
 		if
-		:: stored[i] -> printed[i] = 1
-		:: else
+		:: passed[i]
+		:: !passed[i] && st[i] == 2 -> printed[i] = 1; passed[i] = 1
+		:: !passed[i] && st[i] == 1 -> (st[i] == 2); printed[i] = 1; passed[i] = 1
+		:: !passed[i] && st[i] == 1 -> dropped[i] = 1; passed[i] = 1	/* stall bound */
+		:: !passed[i] && st[i] == 0	/* beyond the head */
 		fi;
 		i++
 	:: else -> break
 	od
+}
+
+inline quiesce()
+{
+#if QUIESCE
+	(gate <= mine);	/* pk__gates_quiesce(): seq_cst loads */
+#else
+	skip
+#endif
 }
 
 proctype panicker()
@@ -116,20 +139,18 @@ proctype panicker()
 	mine = 1;
 #endif
 	panic = 1;	/* panic_begin(): seq_cst CAS */
-#if BUG == 2
-	flush();
-	head = nstored;
-#else
-	head = nstored;
-	flush();
+#if QFIRST
+	quiesce();
 #endif
-#if QUIESCE
-	(gate <= mine);	/* pk__gates_quiesce(): seq_cst loads */
+	head = nres;
+	flush();
+#if !QFIRST
+	quiesce();
+#endif
 	if
-	:: nstored != head -> flush()
+	:: nres != head -> flush()
 	:: else
 	fi;
-#endif
 	/* abort(): every record accepted so far is out */
 	i = 0;
 	do

@@ -52,7 +52,7 @@ gate_n3|-DNW=3 -DR=2|pass|panicgate.pml
 gate_self|-DNW=2 -DR=2 -DSELF=1|pass|panicgate.pml
 gate_mutant_noquiesce|-DQUIESCE=0|assertion violated ( !(accepted[i])|panicgate.pml
 gate_mutant_check_first|-DBUG=1|assertion violated ( !(accepted[i])|panicgate.pml
-gate_mutant_head_late|-DBUG=2|assertion violated ( !(accepted[i])|panicgate.pml
+gate_mutant_flush_first|-DQFIRST=0|assertion violated ( !(accepted[i])|panicgate.pml
 '
 
 t_start=$(date +%s)
