@@ -182,6 +182,29 @@ void pkb_report_latency(FILE *f, const struct pkb_report *r);
 void pkb_report_crash(FILE *f, const struct pkb_report *r);
 /* json.c */
 int pkb_json_write(const char *path, const struct pkb_report *r);
+/* net.c: the network console against a private rsyslogd */
+struct pkb_net_opts {
+	long records;			/* -n: stored with the receiver up */
+	long down;			/* -m: logged while it is down */
+	int runs;			/* -r */
+};
+
+struct pkb_net_result {
+	int status;			/* 0 ran; < 0 failed (see error) */
+	char error[160];
+	int transport;			/* 0 TCP, 1 RELP */
+	double store_s;			/* the N calls */
+	double deliver_s;		/* first call to the N-th record in the file */
+	double rate;			/* N / deliver_s */
+	uint64_t lat_med, lat_p99, lat_max;	/* pk_printk() with the receiver down */
+	int resumed;			/* a record logged after the restart arrived */
+	double resume_s;		/* restart to that record in the file */
+	uint64_t stored, distinct, dups, dropped, lost;
+};
+
+/* Exit status: 0 ran (or skipped: no rsyslogd or imrelp), 1 a run failed. */
+int pkb_net_run(const struct pkb_net_opts *o);
+
 /* plot.c */
 int pkb_plot_write(const char *path, const struct pkb_report *r);
 

@@ -5,6 +5,8 @@
  *   pkbench storm    the 2017 printk storm, every flush mode side by side
  *   pkbench latency  per-call time of libprintk and its peers
  *   pkbench crash    records that survive abort(), per logger
+ *   pkbench net      records/s to rsyslogd over TCP and RELP, caller latency
+ *                    while the receiver is down (skipped without rsyslog)
  *   pkbench demo     storm (D and 2D) + latency + crash, chart and JSON
  *
  * Exit status: 0 when every run ran and every completeness check passed,
@@ -51,6 +53,7 @@ static void usage(FILE *f)
 	      "       pkbench latency [--burst N] [--sustained SECONDS] [--rate CALLS_PER_S]\n"
 	      "                       [--threads 1,2] [--json FILE]\n"
 	      "       pkbench crash [-N records] [--json FILE]\n"
+	      "       pkbench net [-n records] [-m records_while_down] [-r runs]\n"
 	      "       pkbench demo [storm, latency and crash options] [--json FILE] [--plot FILE]\n"
 	      "See pkbench(1).\n",
 	      f);
@@ -162,12 +165,13 @@ int main(int argc, char **argv)
 		.burst = 10000, .sustained_s = 2, .rate = 5000, .threads = { 1, 2 }, .nthreads = 2,
 	};
 	struct pkb_crash_opts co = { .records = 1001 };
+	struct pkb_net_opts no = { .records = 20000, .down = 2000, .runs = 3 };
 	static struct pkb_storm_result storm[PKB_MAX_STORM_RUNS];
 	static struct pkb_lat_result lat[PKB_MAX_LAT_RUNS];
 	static struct pkb_crash_result crash[PKB_MAX_CRASH_RUNS];
 	struct pkb_report rep;
 	const char *cmd, *json = NULL, *plot = NULL;
-	int c, i, do_storm = 0, do_lat = 0, do_crash = 0, status = 0;
+	int c, i, do_storm = 0, do_lat = 0, do_crash = 0, do_net = 0, status = 0;
 	long v;
 	double d;
 
@@ -183,6 +187,8 @@ int main(int argc, char **argv)
 		do_lat = 1;
 	} else if (!strcmp(cmd, "crash")) {
 		do_crash = 1;
+	} else if (!strcmp(cmd, "net")) {
+		do_net = 1;
 	} else if (!strcmp(cmd, "demo")) {
 		do_storm = do_lat = do_crash = 1;
 		so.seconds = 4;
@@ -196,7 +202,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	optind = 2;
-	while ((c = getopt_long(argc, argv, "T:D:B:W:N:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "T:D:B:W:N:n:m:r:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			if (parse_long(optarg, 1, PKB_MAX_THREADS, &v) < 0)
@@ -222,6 +228,21 @@ int main(int argc, char **argv)
 			if (parse_long(optarg, 1, 10000000, &v) < 0)
 				return bad("-N", optarg);
 			co.records = v;
+			break;
+		case 'n':
+			if (parse_long(optarg, 1, 1000000, &v) < 0)
+				return bad("-n", optarg);
+			no.records = v;
+			break;
+		case 'm':
+			if (parse_long(optarg, 1, 1000000, &v) < 0)
+				return bad("-m", optarg);
+			no.down = v;
+			break;
+		case 'r':
+			if (parse_long(optarg, 1, 15, &v) < 0)
+				return bad("-r", optarg);
+			no.runs = (int)v;
 			break;
 		case OPT_MODES:
 			if (parse_modes(optarg, &so.modes) < 0)
@@ -323,6 +344,8 @@ int main(int argc, char **argv)
 			if (crash[i].status < 0)
 				status = 1;
 	}
+	if (do_net && pkb_net_run(&no))
+		status = 1;
 	if (json) {
 		int rc;
 
