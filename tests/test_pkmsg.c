@@ -660,6 +660,16 @@ static void test_follow_truncated(void **state)
 	pid_t pid;
 
 	(void)state;
+	if (tu_sanitized_thread()) {
+		/*
+		 * pkmsg leaves its SIGBUS handler by siglongjmp(); under
+		 * ThreadSanitizer, which intercepts both, the child once
+		 * printed its message and then never exited (CI).  The plain
+		 * and AddressSanitizer builds run this case.
+		 */
+		free(path);
+		tu_skip("ThreadSanitizer and siglongjmp() out of a SIGBUS handler");
+	}
 	init_store(path, 0);
 	pk_printk(PK_INFO, "before\n");
 	pk_shutdown();	/* this process must not touch the mapping either */
