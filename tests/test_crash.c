@@ -384,6 +384,9 @@ static void run_fork_storm(enum pk_mode mode)
 	char *path, *text, want[64];
 	struct pk_config cfg;
 	struct pk_console_driver f, t;
+	struct pk_console *con;
+	struct pk_console_stats cs;
+	struct pk_stats ps;
 	pthread_t th[4];
 	int i, st;
 	pid_t pid;
@@ -406,7 +409,8 @@ static void run_fork_storm(enum pk_mode mode)
 	assert_int_equal(pk_init(&cfg), 0);
 	assert_int_equal(pk_console_file_make(path, 0, &f), 0);
 	assert_int_equal(pk_console_throttle_make(&f, 400000, &t), 0);
-	assert_non_null(pk_console_register_driver(&t, -1));
+	con = pk_console_register_driver(&t, -1);
+	assert_non_null(con);
 	atomic_store(&fstop, 0);
 	for (i = 0; i < 4; i++)
 		pthread_create(&th[i], NULL, fork_stormer, NULL);
@@ -415,6 +419,9 @@ static void run_fork_storm(enum pk_mode mode)
 		assert_true(pid >= 0);
 		if (pid == 0) {
 			pk_info("child %d alive\n", i);
+			/* Before its flush: the child's console caught up or still printing. */
+			if (!tu_printing_or_caught_up(&con, 1, 10000))
+				_exit(2);
 			_exit(pk_flush(20000) == 0 ? 0 : 1);
 		}
 		snprintf(what, sizeof(what), "fork storm, %s mode, child %d", mode_names[mode], i);
@@ -425,6 +432,13 @@ static void run_fork_storm(enum pk_mode mode)
 	atomic_store(&fstop, 1);
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
+	/* The parent's storm: nothing stranded before the flush, all accounted after. */
+	assert_true(tu_printing_or_caught_up(&con, 1, 10000));
+	assert_int_equal(pk_flush(20000), 0);
+	assert_int_equal(pk_console_stats_get(con, &cs), 0);
+	assert_int_equal(pk_stats_get(&ps), 0);
+	assert_int_equal(cs.next_seq, ps.next_seq);
+	assert_int_equal(cs.records + cs.dropped + cs.skipped, ps.stored);
 	pk_shutdown();
 	text = tu_read_file(path, NULL);
 	for (i = 0; i < 10; i++) {

@@ -480,13 +480,20 @@ static void fork_child(enum pk_mode mode)
 	/* The parent's console lags: it is still printing these at the fork. */
 	for (i = 0; i < 300; i++)
 		pk_err("parent %u\n", i);
-	pid = fork();
+	pid = tu_fork();	/* dies with this child, if it is killed as hung */
 	TU_CHECK(pid >= 0);
 	for (i = 0; i < 300; i++)
 		pk_err("%s %u\n", pid ? "later" : "child", i);
 	if (!pid)
 		exit(0);	/* the exit flush prints the child's records */
-	TU_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	/* Bounded: a grandchild that hangs is killed and named. */
+	if (!tu_wait_until(waitpid(pid, &st, WNOHANG) == pid, CHILD_MS / 2)) {
+		kill(pid, SIGKILL);
+		fprintf(stderr, "fork (%s): the forked child hung in its exit flush: killed\n",
+			mode_names[mode]);
+		_exit(1);
+	}
+	TU_CHECK(WIFEXITED(st) && !WEXITSTATUS(st));
 	exit(0);
 }
 

@@ -346,7 +346,7 @@ static void test_killed_waiter_lease(void **state)
 	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
 	h = ring.h;
 
-	pid = fork();
+	pid = tu_fork();	/* killed with this test if it fails before the kill below */
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		uint64_t seq = atomic_load(&h->seq_head);
@@ -365,7 +365,7 @@ static void test_killed_waiter_lease(void **state)
 	/* Killed in its next sleep: the count stays, the lease runs out. */
 	await_waiters(h, 1, until);
 	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(tu_waitpid(pid, &st, 10000, "waiter in another process"), pid);
 	assert_int_equal(atomic_load(&h->waiters), 1);
 	for (i = 0; i < 1000 && lease_runs(atomic_load(&h->wait_until), now_ns()); i++)
 		usleep(10000);
