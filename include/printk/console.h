@@ -426,7 +426,11 @@ int pk_console_net_make(const char *host, unsigned port, struct pk_console_drive
  * included), as Linux's netconsole sends them.  If a fragment after the
  * first cannot be sent, the rest of that record is not sent.  Sends are
  * non-blocking and async-signal-safe: the console prints at a crash.
- * Context and return: as pk_console_net_make().
+ * Context: any thread, not from a signal handler (allocates, may resolve
+ * a name).
+ * Return: 0 with @out filled; -EINVAL for a NULL or empty @host, a port
+ * outside 1-65535 or a NULL @out; -EHOSTUNREACH if @host cannot be
+ * resolved; -ENOMEM; the error of socket(2) or connect(2).
  */
 int pk_console_netext_make(const char *host, unsigned port, struct pk_console_driver *out);
 
