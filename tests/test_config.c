@@ -24,6 +24,7 @@ static void clear_env(void)
 	unsetenv("PK_BUFFER_SIZE");
 	unsetenv("PK_MODE");
 	unsetenv("PK_LOGLEVEL");
+	unsetenv("PK_BUDGET_US");
 }
 
 static int setup(void **state)
@@ -103,6 +104,51 @@ static void test_reinit_after_lazy(void **state)
 	unlink(b);
 	free(a);
 	free(b);
+}
+
+/*
+ * pk_init() after lazy initialisation applies the handoff budget: a
+ * caller that finds a backlog of slow writes passes the rest on once it
+ * has printed for the budget, and never with no budget.
+ */
+static uint64_t deferrals_for_backlog(void)
+{
+	struct tu_capture *cap = tu_capture_new(500);	/* 0.5 ms a write */
+	struct pk_console *con;
+	struct pk_flush_stats fs;
+	int i;
+
+	pk_flush_stats_reset();
+	for (i = 0; i < 200; i++)	/* a backlog, before the console exists */
+		pk_info("backlog record %d\n", i);
+	con = pk_console_register(&tu_capture_ops, cap, -1);
+	assert_non_null(con);
+	pk_info("the caller that finds the backlog\n");
+	assert_int_equal(pk_flush(60000), 0);
+	assert_int_equal(pk_flush_stats_get(&fs), 0);
+	assert_int_equal(pk_console_unregister(con), 0);
+	tu_capture_free(cap);
+	return fs.budget_deferrals;
+}
+
+static void test_budget_after_lazy(void **state)
+{
+	struct pk_config cfg;
+
+	(void)state;
+	setenv("PK_CONSOLE", "", 1);		/* no console */
+	setenv("PK_BUDGET_US", "2000", 1);
+	assert_true(pk_info("before init\n") > 0);	/* initialises lazily */
+	clear_env();
+	base_cfg(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE;
+	cfg.mode = PK_MODE_HANDOFF;
+	cfg.print_budget_us = 0;		/* unbounded */
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_int_equal(deferrals_for_backlog(), 0);
+	cfg.print_budget_us = 2000;
+	assert_int_equal(pk_init(&cfg), 0);
+	assert_true(deferrals_for_backlog() >= 1);
 }
 
 /* A configured console replaced by one of the same name goes on where it was. */
@@ -315,8 +361,10 @@ static void test_spec_options(void **state)
 		 "file:%s.mode,mode=0640,loglevel=err,"
 		 "file:%s.bad,fmt=bogus,"
 		 "fmt=json,"
-		 "file:%s.rot,rotate=2k:2,fmt=raw",
-		 p, p, p, p, p);
+		 "file:%s.rot,rotate=2k:2,fmt=raw,"
+		 "file:%s.sys,fmt=syslog,"
+		 "file:%s.hum,fmt=human,level=on",
+		 p, p, p, p, p, p, p);
 	base_cfg(&cfg);
 	cfg.consoles = spec;
 	assert_int_equal(pk_init(&cfg), 0);
@@ -343,6 +391,20 @@ static void test_spec_options(void **state)
 	assert_non_null(strstr(t, tz));
 	assert_true(t[0] == '[' && strchr("MTWFS", t[1]));
 	free(t);
+
+	/* syslog: "<N>[uptime] text" (priority with the facility); human with the level. */
+	snprintf(path, sizeof(path), "%s.sys", p);
+	t = file_text(path);
+	assert_true(sscanf(t, "<%d>[%*u.%*u] %15s", &n, tz) == 2);
+	assert_int_equal(n % 8, PK_CRIT);
+	assert_string_equal(tz, "timed");
+	free(t);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s.hum", p);
+	t = file_text(path);
+	assert_true(!strncmp(t, "crit  : [", 9) && strstr(t, "] timed\n"));
+	free(t);
+	unlink(path);
 
 	snprintf(path, sizeof(path), "%s.mode", p);
 	assert_int_equal(stat(path, &sb), 0);
@@ -480,6 +542,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reinit_after_lazy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_after_lazy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_same_console_continues, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_adopted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_after_fallback, setup, teardown),

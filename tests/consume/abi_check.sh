@@ -1,8 +1,10 @@
 #!/bin/sh
-# abi_check.sh LIB: libprintk.so exports the public pk_ API and nothing
-# else (src/libprintk.map), under soname libprintk.so.0.
+# abi_check.sh LIB [INCLUDE]: libprintk.so exports the public pk_ API and
+# nothing else (src/libprintk.map), under soname libprintk.so.0; with
+# INCLUDE, every exported name is declared in a public header there (a
+# pk_ function left with default visibility but not in the API fails).
 set -eu
-lib=$1
+lib=$1 inc=${2:-}
 # nm prints versioned names as name@@PRINTK_0.
 syms=$(nm -D --defined-only "$lib" | awk '{ sub(/@.*/, "", $3); print $3 }')
 bad=$(echo "$syms" | grep -v '^pk_[a-zA-Z0-9]' | grep -vx 'PRINTK_0' || true)
@@ -15,6 +17,16 @@ n=$(echo "$syms" | grep -c '^pk_[a-zA-Z0-9]' || true)
 for f in pk_printk pk_init pk_console_register pk_reader_open pk_panic; do
 	echo "$syms" | grep -qx "$f" || { echo "$f is not exported" >&2; exit 1; }
 done
+if [ -n "$inc" ]; then
+	undeclared=$(echo "$syms" | grep '^pk_[a-zA-Z0-9]' | while read -r s; do
+		grep -qw -- "$s" "$inc"/printk/*.h || echo "$s"
+	done)
+	if [ -n "$undeclared" ]; then
+		echo "exported but declared in no public header:" >&2
+		echo "$undeclared" >&2
+		exit 1
+	fi
+fi
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = libprintk.so.0 ] || { echo "soname is '$soname'" >&2; exit 1; }
 echo "abi: $n public symbols exported, nothing else; soname $soname"

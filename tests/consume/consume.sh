@@ -24,6 +24,24 @@ for f in include/printk/printk.h include/printk/console.h include/printk/reader.
 	bin/pkmsg share/man/man1/pkmsg.1; do
 	[ -e "$prefix/$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
+for f in "$prefix"/lib/libprintk.so.0 "$prefix"/lib/cmake/printk/printkTargets.cmake \
+	"$prefix"/lib/cmake/printk/printkConfigVersion.cmake; do
+	[ -e "$f" ] || { echo "install: $f is missing" >&2; exit 1; }
+done
+for h in "$src"/include/printk/*.h; do
+	[ -e "$prefix/include/printk/${h##*/}" ] || { echo "install: header ${h##*/} is missing" >&2; exit 1; }
+done
+# Every man page of docs/man, in the section its name ends in.
+for m in "$src"/docs/man/*.[137]; do
+	page=${m##*/}
+	[ -e "$prefix/share/man/man${page##*.}/$page" ] ||
+		{ echo "install: man page $page is missing" >&2; exit 1; }
+done
+# pkbench, when this build made it.
+if [ -x "$build/bench/pkbench" ] && [ ! -x "$prefix/bin/pkbench" ]; then
+	echo "install: bin/pkbench is missing" >&2
+	exit 1
+fi
 soname=$(readelf -d "$prefix/lib/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = libprintk.so.0 ] || { echo "install: soname is '$soname'" >&2; exit 1; }
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # headers_check.sh SRC: every public header compiles, alone and together,
 # as C11 and C17 (gcc, clang) and as C++11, 14, 17 and 20 (g++, clang++),
-# warning-free with -Wall -Wextra -pedantic.
+# warning-free with -Wall -Wextra -pedantic, and the pk_ printing macros
+# expand cleanly in each.
 set -eu
 src=$1
 tmp=$(mktemp -d)
@@ -24,6 +25,8 @@ for h in $headers all; do
 	fi
 	# pk_panic() must be known not to return, in either language.
 	printf '#include <printk/printk.h>\nint f(int x);\nint f(int x) { if (x) return x; pk_panic("%%d", x); }\n' >>"$f"
+	# The printing macros, with and without arguments after the format.
+	printf 'int g(void);\nint g(void) { pk_info("plain\\n"); pk_err("%%d %%s\\n", 1, "x"); pk_cont("c\\n");\n\treturn pk_printk(PK_WARNING, "w\\n"); }\n' >>"$f"
 	for std in c11 c17; do
 		try gcc c $std "$f"
 		try clang-14 c $std "$f"
