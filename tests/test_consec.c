@@ -715,6 +715,35 @@ static void test_driver_overstates(void **state)
 	assert_int_equal(pk_console_unregister(c), 0);
 }
 
+/*
+ * A throttle paces for what its inner driver was given, not for what the
+ * driver claims: the liar's 1000-fold claim on 100 bytes at 100 kB/s would
+ * have slept a second instead of a millisecond, and the throttle passed the
+ * claim on.
+ */
+static void test_throttle_overstated(void **state)
+{
+	static const struct pk_console_driver liar = { .ops = &liar_ops, .format = PK_FMT_RAW };
+	struct pk_console_driver thr;
+	char text[100];
+	uint64_t t0, took;
+	int i;
+
+	(void)state;
+	memset(text, 'x', sizeof(text));
+	assert_int_equal(pk_console_throttle_make(&liar, 100000, &thr), 0);
+	liar_seen = 0;
+	t0 = tu_now_ns();
+	for (i = 0; i < 3; i++)
+		assert_int_equal(thr.ops->write(thr.ctx, text, sizeof(text)), (long)sizeof(text));
+	took = tu_now_ns() - t0;
+	assert_int_equal(liar_seen, 3 * sizeof(text));
+	/* 3 ms of line time; a loaded machine may add some, never 3 s. */
+	if (took < 2000000ull || took > 1000000000ull)
+		fail_msg("3 x 100 bytes at 100 kB/s took %llu us", (unsigned long long)(took / 1000));
+	thr.ops->release(thr.ctx);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -728,6 +757,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_escaped_on_consoles, teardown),
 		cmocka_unit_test_teardown(test_console_limit, teardown),
 		cmocka_unit_test_teardown(test_driver_overstates, teardown),
+		cmocka_unit_test(test_throttle_overstated),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

@@ -50,6 +50,9 @@ static long paced(struct throttle_ctx *t, const char *buf, size_t len,
 	if (t->line_free_ns > start)
 		start = t->line_free_ns;
 	n = fn(t->inner.ctx, buf, len);
+	/* A driver that claims more than it was given paces for what it was given. */
+	if (n > 0 && (unsigned long)n > len)
+		n = (long)len;
 	if (n > 0) {
 		t->line_free_ns = start + (uint64_t)n * 1000000000ull / t->bps;
 		sleep_until(t->line_free_ns);
