@@ -211,10 +211,30 @@ static int64_t realtime_zero_now(void)
  * The one line a writer's failure prints: the path, the reason (@why, or
  * the errno's description), and what the library does instead.
  */
+/*
+ * The C library's words for a system call's -@err (pk_strerror() gives a
+ * few errnos libprintk's own meaning: ENODEV from mmap() is not "libprintk
+ * is not initialised").
+ */
+static const char *sys_reason(int err)
+{
+	const char *desc = err != INT_MIN ? strerrordesc_np(-err) : NULL;
+
+	return desc ? desc : pk_strerror(err);
+}
+
 static int report(const char *path, int err, const char *why)
 {
 	fprintf(stderr, "libprintk: store %s: %s; records are kept in memory only\n", path,
-		why && *why ? why : pk_strerror(err));
+		why && *why ? why : sys_reason(err));
+	return err;
+}
+
+/* @what failed with the system's -@err: the line names both. */
+static int report_sys(const char *path, int err, const char *what)
+{
+	fprintf(stderr, "libprintk: store %s: %s: %s; records are kept in memory only\n", path,
+		what, sys_reason(err));
 	return err;
 }
 
@@ -488,7 +508,7 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 		ret = ofd_lock(fd, F_RDLCK, true);
 	}
 	if (ret < 0)
-		return report(path, ret, "cannot lock the store file");
+		return report_sys(path, ret, "cannot lock the store file");
 	/* The size again: only what the lock now protects counts. */
 	if (fstat(fd, &st) < 0)
 		return report(path, -errno, NULL);
@@ -606,7 +626,7 @@ static int report_walk(const char *path, const struct pk__walk *w, int err)
 	if (w->why[0])
 		return report(path, err, w->why);	/* a rule refused a component */
 	if (err == -ENOENT)
-		return report(path, err, "cannot create the store file");
+		return report_sys(path, err, "cannot create the store file");
 	if (err == -EISDIR)
 		return report(path, err, "is a directory; name a file in it");
 	return report(path, err, NULL);
@@ -654,7 +674,7 @@ static int open_in(const char *path, const struct pk__walk *w, const struct pk_c
 		if (ret == 0)
 			return 0;
 		if (ret != -EEXIST)
-			return report(path, ret, "cannot create the store file");
+			return report_sys(path, ret, "cannot create the store file");
 	}
 	return report(path, -EAGAIN, "the store file keeps appearing and vanishing");
 }

@@ -917,7 +917,8 @@ static void test_fallback_keeps_printing(void **state)
 	snprintf(under, sizeof(under), "%s/store", junk);
 	expect_fallback(under, NULL, pk_strerror(-ENOTDIR));
 	snprintf(missing, sizeof(missing), "%s/missing/store", dir);
-	expect_fallback(missing, NULL, "cannot create the store file");
+	/* What failed and the system's reason for it. */
+	expect_fallback(missing, NULL, "cannot create the store file: No such file or directory;");
 
 	write_file(plain, "precious\n", 0600);
 	assert_int_equal(symlink(plain, link), 0);
