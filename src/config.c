@@ -173,6 +173,8 @@ void pk_config_init(struct pk_config *cfg)
 	}
 	if ((v = secure_getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_BUFFER_CLEAR;
+	if ((v = secure_getenv("PK_EAGER")) && *v && strcmp(v, "0"))
+		cfg->flags |= PK_CFG_EAGER;
 	if ((v = secure_getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_CRASH_HANDLER;
 	if ((v = secure_getenv("PK_BUDGET_US")) && *v) {

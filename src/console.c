@@ -652,6 +652,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 		return PK_EMIT_LOST;
 	if (lost)
 		print_dropped(c, buf, lost, fo.fmt, atomic);
+	pk__rec_render(rec);
 	r.seq = rec->seq;
 	r.ts_ns = rec->meta.ts_ns;
 	r.level = rec->meta.level;

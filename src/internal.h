@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "printk/printk.h"
@@ -98,6 +99,22 @@ int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);
  */
 #define PK__FMT_KERNEL	0x1u
 int pk__vsnprintf_flags(char *buf, int count, const char *fmt, va_list va, unsigned flags);
+/*
+ * pk__vpack() - the format and its arguments as a package (vsnprintf.c,
+ * "PACKAGES"), to be formatted later by pk__unpack().
+ * Return: the package's length; -1 the formatter refuses the format (%n);
+ * -2 it cannot be packed (positional arguments, %ls, a kernel %p
+ * extension, more than @cap bytes): format it now.
+ */
+int pk__vpack(unsigned char *out, size_t cap, const char *fmt, va_list va, unsigned flags,
+	      int err);
+/*
+ * pk__unpack() - format package @pkg of @len bytes (untrusted) into @buf,
+ * as pk__vsnprintf_flags() would have at the call.
+ * Context: async-signal-safe, no malloc.
+ * Return: as vsnprintf; -1 for a package that is not valid (@buf empty).
+ */
+int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len);
 /* The kernel's struct va_format (%pV), as printk/kernel.h declares it. */
 struct pk__va_format {
 	const char *fmt;
@@ -105,6 +122,24 @@ struct pk__va_format {
 };
 
 /* printk.c */
+/*
+ * A record whose body is a package (vsnprintf.c, "PACKAGES"), formatted
+ * when read: pk__rec_render().  Readers never see the flag.
+ */
+#define PK__REC_PACKED	0x0100u
+/* Bytes a record's text is formatted into: PK_RECORD_MAX, a newline, a NUL. */
+#define PK__TEXT_BUF	(PK_RECORD_MAX + 2)
+/*
+ * The length of the record text @buf, formatted to @n (vsnprintf's
+ * return) into PK__TEXT_BUF bytes, without its newline; PK_REC_TRUNC or
+ * PK_REC_NOEOL added to *@flags as it was cut or left open.
+ */
+size_t pk__text_settle(const char *buf, int n, unsigned *flags);
+/*
+ * Format @rec in place if it holds a package; else leave it.
+ * Context: async-signal-safe, any thread (the reader's).
+ */
+void pk__rec_render(struct pk_ring_rec *rec);
 uint32_t pk__tid(void);
 uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */

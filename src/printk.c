@@ -34,6 +34,8 @@ static PK__TLS bool in_init;
 /* pk_config.default_level and .facility; pk_init() may change them. */
 static _Atomic int def_level = PK_WARNING;
 static _Atomic int facility = 1;
+/* Store pk_printk()'s format and arguments, formatting later (PK_CFG_EAGER unset). */
+static _Atomic bool defer_on = true;
 
 /*
  * The store in use: its file (cur_path[0] == 0: anonymous memory) and its
@@ -493,6 +495,7 @@ static int reinit(const struct pk_config *cfg)
 	pk__g.cfg.print_budget_us = cfg->print_budget_us;
 	pk__g.cfg.flags = cfg->flags;
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
+	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
 	pk__con_set_global_loglevel(cfg->console_loglevel);
 	pk__con_update_utc_offset();
@@ -528,6 +531,7 @@ int pk_init(const struct pk_config *cfg)
 	in_init = true;
 	pk__g.cfg = *cfg;
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
+	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
 	pk__con_set_global_loglevel(cfg->console_loglevel);
 	pk__con_update_utc_offset();
@@ -679,9 +683,52 @@ uint64_t pk__self_inflight(void)
 	return min;
 }
 
+size_t pk__text_settle(const char *buf, int n, unsigned *flags)
+{
+	size_t len = (size_t)n < PK__TEXT_BUF - 1 ? (size_t)n : PK__TEXT_BUF - 1;
+
+	if ((size_t)n == len && len && buf[len - 1] == '\n')
+		return len - 1;			/* a complete line */
+	if (len > PK_RECORD_MAX || (size_t)n > len) {
+		*flags |= PK_REC_TRUNC;		/* cut: the record is complete */
+		return PK_RECORD_MAX;
+	}
+	*flags |= PK_REC_NOEOL;			/* open: pk_cont may extend it */
+	return len;
+}
+
+void pk__rec_render(struct pk_ring_rec *rec)
+{
+	unsigned char pkg[PK_RING_TEXT_MAX];
+	unsigned flags = rec->meta.flags & ~PK__REC_PACKED;
+	size_t len;
+	int n;
+
+	if (!(rec->meta.flags & PK__REC_PACKED))
+		return;
+	len = rec->len < sizeof(pkg) ? rec->len : sizeof(pkg);
+	memcpy(pkg, rec->text, len);
+	_Static_assert(sizeof(rec->text) >= PK__TEXT_BUF, "room to render a record");
+	n = pk__unpack(rec->text, PK__TEXT_BUF, pkg, len);
+	if (n < 0) {
+		static const char bad[] = "<a packed record that cannot be decoded>";
+
+		memcpy(rec->text, bad, sizeof(bad));
+		len = sizeof(bad) - 1;
+		flags |= PK_REC_TRUNC;
+	} else {
+		len = pk__text_settle(rec->text, n, &flags);
+		/* A package always ends its line: it is never left open. */
+		flags &= ~(unsigned)PK_REC_NOEOL;
+		rec->text[len] = '\0';
+	}
+	rec->len = (uint32_t)len;
+	rec->meta.flags = (uint16_t)flags;
+}
+
 static int vprintk(int level, const char *fmt, va_list ap, bool early)
 {
-	char buf[PK_RECORD_MAX + 2];
+	char buf[PK__TEXT_BUF];
 	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
@@ -727,6 +774,43 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	}
 
 	/*
+	 * Deferred formatting: a line (its format ends with a newline) is
+	 * stored as its format and arguments, and formatted when a console
+	 * prints it or a reader reads it (pk__rec_render()).  Continuations,
+	 * lines left open, the early store and what cannot be packed are
+	 * formatted now, and counted.
+	 */
+	if (!early && __builtin_expect(pk__self.early_stored, 0)) {
+		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
+		pk__self.early_stored = false;
+	}
+	if (!early && !cont && atomic_load_explicit(&defer_on, memory_order_relaxed)) {
+		unsigned char pkg[PK_RING_TEXT_MAX];
+
+		n = pk__vpack(pkg, sizeof(pkg), fmt, ap, fmt_flags, errno);
+		if (n == -1) {
+			refuse();
+			return -EINVAL;
+		}
+		if (n > 0 && pkg[n - 1] == '\n') {
+			pk__self.in_printk++;
+			ret = pk__store(level, PK__REC_PACKED, (const char *)pkg, (size_t)n, &seq);
+			pk__self.open_valid = false;
+			if (ret == 0) {
+				pk__self.open_seq = seq;	/* the thread's newest, closed */
+				pk__self.open_gen = atomic_load_explicit(&pk__g.store_gen,
+									 memory_order_relaxed);
+				pk__self.open_level = (uint8_t)level;
+				pk__flush_after_store(level, seq);
+			}
+			pk__self.in_printk--;
+			return ret < 0 ? ret : n;
+		}
+	}
+	if (!early)
+		atomic_fetch_add_explicit(&pk__g.ring.h->eager, 1, memory_order_relaxed);
+
+	/*
 	 * The formatter refuses %n itself, in every spelling its conversion
 	 * parser accepts, before it would write through the pointer.
 	 */
@@ -735,15 +819,7 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		refuse();
 		return -EINVAL;
 	}
-	len = (size_t)n < sizeof(buf) - 1 ? (size_t)n : sizeof(buf) - 1;
-	if ((size_t)n == len && len && buf[len - 1] == '\n') {
-		len--;				/* a complete line */
-	} else if (len > PK_RECORD_MAX || (size_t)n > len) {
-		len = PK_RECORD_MAX;		/* cut: the record is complete */
-		flags |= PK_REC_TRUNC;
-	} else {
-		flags |= PK_REC_NOEOL;		/* open: pk_cont may extend it */
-	}
+	len = pk__text_settle(buf, n, &flags);
 
 	if (early) {
 		uint64_t eseq = PK__NO_SEQ;
@@ -761,10 +837,6 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		    pk__early_migrate())
 			pk__flush_kick();
 		return ret < 0 ? ret : (int)len;
-	}
-	if (__builtin_expect(pk__self.early_stored, 0)) {
-		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
-		pk__self.early_stored = false;
 	}
 	pk__self.in_printk++;
 	if (cont && pk__self.open_valid &&
@@ -896,6 +968,7 @@ int pk_stats_get(struct pk_stats *st)
 	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
 	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
 	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
+	st->eager = atomic_load_explicit(&h->eager, memory_order_relaxed);
 	st->data_size = ring->data_size;
 	st->desc_count = ring->desc_mask + 1;
 	pk__gate_exit();

@@ -119,8 +119,9 @@ struct pk_reader *pk_reader_open_file(const char *path)
 	return pk_reader_open_file_flags(path, 0);
 }
 
-static void export(const struct pk_ring_rec *in, struct pk_record *out)
+static void export(struct pk_ring_rec *in, struct pk_record *out)
 {
+	pk__rec_render(in);	/* a package: formatted now, in the reader's own buffer */
 	memset(out, 0, sizeof(*out));
 	out->seq = in->seq;
 	out->ts_ns = in->meta.ts_ns;

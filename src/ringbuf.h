@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		2u
+#define PK_RING_VERSION		3u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_TEXT_MAX	1024u	/* == PK_RECORD_MAX */
@@ -90,7 +90,8 @@ struct pk_ring_hdr {
 	_Atomic uint64_t refused;
 	_Atomic uint64_t clear_seq;	/* readers start here (pkmsg -C) */
 	_Atomic uint64_t suppressed;	/* not stored: another thread was panicking */
-	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 48];
+	_Atomic uint64_t eager;		/* records formatted at the call, not deferred */
+	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 56];
 };
 
 _Static_assert(sizeof(struct pk_ring_hdr) == PK_RING_HDR_SIZE, "ring header size");

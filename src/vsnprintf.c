@@ -1094,7 +1094,32 @@ static void put_float(struct sink *s, const struct spec *sp, const union arg *a)
 		put_hex(s, sp, y, ld ? &hex_ldouble : &hex_double);
 }
 
-static int run(struct sink *s, const char *fmt, va_list *ap, int err);
+/*
+ * Where run() takes the arguments from.  SRC_VA: the caller's va_list.
+ * SRC_PACK: the va_list too, but each argument is appended to a package
+ * (pk__vpack()) instead of being printed.  SRC_UNPACK: a package, read
+ * back in the same order, the same conversion parser deciding each
+ * argument's kind (pk__unpack()).
+ */
+enum src_mode { SRC_VA, SRC_PACK, SRC_UNPACK };
+
+struct src {
+	enum src_mode mode;
+	va_list *ap;			/* SRC_VA, SRC_PACK */
+	unsigned char *out;		/* SRC_PACK */
+	const unsigned char *in;	/* SRC_UNPACK */
+	size_t pos, end;		/* next byte, and the limit */
+	bool fail;			/* PACK: not deferrable; UNPACK: corrupt */
+};
+
+static int run_src(struct sink *s, const char *fmt, struct src *src, int err);
+
+static int run(struct sink *s, const char *fmt, va_list *ap, int err)
+{
+	struct src src = { .mode = SRC_VA, .ap = ap };
+
+	return run_src(s, fmt, &src, err);
+}
 
 static void kput(void *sink, const char *p, size_t n)
 {
@@ -1260,28 +1285,254 @@ static bool unknown(const struct spec *sp)
 }
 
 /*
+ * PACKAGES
+ *
+ * A package holds a format and its arguments, so that the text can be
+ * made later, by anyone who can read the package (a console, pkmsg in
+ * another process, after this one died).  Little-endian, no alignment:
+ *   byte 0      PK__PKG_VERSION
+ *   byte 1      flags: PK__FMT_KERNEL
+ *   bytes 2-3   the format's length F
+ *   bytes 4-7   the caller's errno (for %m), int32
+ *   then the arguments, in the order the format reads them:
+ *     every integer kind and '*': 8 bytes (the value as run() reads it)
+ *     double: 8 bytes; long double: 16 (x87: 10 used, 6 zero)
+ *     %p: the pointer, 8 bytes
+ *     narrow %s: a 16-bit length N then N bytes and a NUL, the string
+ *                copied at the call (at most its precision and at most
+ *                PK_RECORD_MAX + 1 bytes: the text cannot show more);
+ *                N = 0xffff: a NULL pointer
+ *   then the F bytes of the format, without a NUL.
+ * The same walk (run_src()) packs and unpacks, so both read the format
+ * exactly as formatting at the call would.  What it cannot carry makes
+ * pk__vpack() return -2, and the caller formats at the call: positional
+ * arguments, wide strings (%ls %S), kernel %p extensions, a package that
+ * would not fit.  pk__unpack() trusts nothing in a package: every read is
+ * bounded, every string must end where its length says, and a long double
+ * must be one the x87 produces.
+ */
+#define PK__PKG_VERSION	1u
+#define PKG_HDR		8u
+#define PKG_STR_NULL	0xffffu
+
+static void le_put(unsigned char *p, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t le_get(const unsigned char *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* Room for @n more bytes in the package (both directions); else fail. */
+static bool src_room(struct src *src, size_t n)
+{
+	if (src->end - src->pos < n) {
+		src->fail = true;
+		return false;
+	}
+	return true;
+}
+
+/* A '*' width or precision. */
+static int src_int(struct src *src)
+{
+	int v;
+
+	switch (src->mode) {
+	case SRC_PACK:
+		v = va_arg(*src->ap, int);
+		if (src_room(src, 8)) {
+			le_put(src->out + src->pos, (uint64_t)(int64_t)v, 8);
+			src->pos += 8;
+		}
+		return v;
+	case SRC_UNPACK:
+		if (!src_room(src, 8))
+			return 0;
+		v = (int)(int64_t)le_get(src->in + src->pos, 8);
+		src->pos += 8;
+		return v;
+	default:
+		return va_arg(*src->ap, int);
+	}
+}
+
+/* Is @ld a value the x87 makes (not an unnormal or pseudo-denormal)? */
+static bool ldbl_sane(const unsigned char *b)
+{
+#if LDBL_MANT_DIG == 64
+	unsigned exp = (unsigned)le_get(b + 8, 2) & 0x7fffu;
+	bool j = (b[7] & 0x80u) != 0;
+
+	return exp == 0 ? !j : j;
+#else
+	(void)b;
+	return true;
+#endif
+}
+
+/* The argument of a conversion of kind @k into @a.  False: stop the walk. */
+static bool src_arg(struct src *src, enum kind k, const struct spec *sp, union arg *a)
+{
+	const char *str;
+	size_t n, lim;
+
+	if (src->mode == SRC_VA) {
+		fetch(src->ap, k, a);
+		return true;
+	}
+	if (src->mode == SRC_PACK) {
+		fetch(src->ap, k, a);
+		if (k == K_PTR && sp->conv == 'p') {
+			if (!src_room(src, 8))
+				return false;
+			le_put(src->out + src->pos, (uintptr_t)a->p, 8);
+			src->pos += 8;
+		} else if (k == K_PTR) {
+			if (sp->conv != 's' || wide(sp)) {
+				src->fail = true;	/* %ls %S: not carried */
+				return false;
+			}
+			str = a->p;
+			if (!str) {
+				if (!src_room(src, 2))
+					return false;
+				le_put(src->out + src->pos, PKG_STR_NULL, 2);
+				src->pos += 2;
+				return true;
+			}
+			lim = PK_RECORD_MAX + 1;
+			if (sp->prec >= 0 && (size_t)sp->prec < lim)
+				lim = (size_t)sp->prec;
+			n = strnlen(str, lim);
+			if (!src_room(src, 3 + n))
+				return false;
+			le_put(src->out + src->pos, n, 2);
+			memcpy(src->out + src->pos + 2, str, n);
+			src->out[src->pos + 2 + n] = '\0';
+			src->pos += 3 + n;
+		} else if (k == K_LDBL) {
+			union { long double ld; unsigned char b[sizeof(long double)]; } u;
+
+			if (!src_room(src, 16))
+				return false;
+			memset(&u, 0, sizeof(u));
+			u.ld = a->ld;
+#if LDBL_MANT_DIG == 64
+			memset(u.b + 10, 0, sizeof(u.b) - 10);
+#endif
+			memcpy(src->out + src->pos, u.b, sizeof(u.b) < 16 ? sizeof(u.b) : 16);
+			if (sizeof(u.b) < 16)
+				memset(src->out + src->pos + sizeof(u.b), 0, 16 - sizeof(u.b));
+			src->pos += 16;
+		} else if (k == K_DBL) {
+			uint64_t bits;
+
+			if (!src_room(src, 8))
+				return false;
+			memcpy(&bits, &a->d, 8);
+			le_put(src->out + src->pos, bits, 8);
+			src->pos += 8;
+		} else {
+			if (!src_room(src, 8))
+				return false;
+			le_put(src->out + src->pos, a->u, 8);
+			src->pos += 8;
+		}
+		return true;
+	}
+	/* SRC_UNPACK */
+	if (k == K_PTR && sp->conv == 'p') {
+		if (!src_room(src, 8))
+			return false;
+		a->p = (const void *)(uintptr_t)le_get(src->in + src->pos, 8);
+		src->pos += 8;
+	} else if (k == K_PTR) {
+		if (sp->conv != 's' || wide(sp) || !src_room(src, 2)) {
+			src->fail = true;
+			return false;
+		}
+		n = (size_t)le_get(src->in + src->pos, 2);
+		src->pos += 2;
+		if (n == PKG_STR_NULL) {
+			a->p = NULL;
+			return true;
+		}
+		if (n > PK_RECORD_MAX + 1 || !src_room(src, n + 1) ||
+		    src->in[src->pos + n] != '\0') {
+			src->fail = true;
+			return false;
+		}
+		a->p = src->in + src->pos;
+		src->pos += n + 1;
+	} else if (k == K_LDBL) {
+		union { long double ld; unsigned char b[sizeof(long double)]; } u;
+
+		if (!src_room(src, 16) || !ldbl_sane(src->in + src->pos)) {
+			src->fail = true;
+			return false;
+		}
+		memset(&u, 0, sizeof(u));
+		memcpy(u.b, src->in + src->pos, sizeof(u.b) < 16 ? sizeof(u.b) : 16);
+		a->ld = u.ld;
+		src->pos += 16;
+	} else if (k == K_DBL) {
+		uint64_t bits;
+
+		if (!src_room(src, 8))
+			return false;
+		bits = le_get(src->in + src->pos, 8);
+		memcpy(&a->d, &bits, 8);
+		src->pos += 8;
+	} else {
+		if (!src_room(src, 8))
+			return false;
+		a->u = (uintmax_t)le_get(src->in + src->pos, 8);
+		src->pos += 8;
+	}
+	return true;
+}
+
+/*
  * The format, its arguments read as they come.  glibc reads them with its
  * fast path up to the first conversion that path does not take (one it
  * does not know, or 'h' on e f g a c s p m); from that one on it parses as
  * for positional arguments, and two things change: L and q no longer make
  * %c and %s wide, and a negative '*' width keeps the '0' flag (set_width()).
- * Return: 0, or -1 refused.
+ * Packing (SRC_PACK) prints nothing: it only walks.
+ * Return: 0, -1 refused, -2 the walk stopped (src->fail).
  */
-static int run(struct sink *s, const char *fmt, va_list *ap, int err)
+static int run_src(struct sink *s, const char *fmt, struct src *src, int err)
 {
 	const char *p = fmt, *q, *c;
-	bool took = false, fast = true, unk;
+	bool took = false, fast = true, unk, pack = src->mode == SRC_PACK;
 	union arg a = { 0 };
 	struct spec sp;
 	enum kind k;
 
 	for (;;) {
 		q = strchrnul(p, '%');
-		put(s, p, (size_t)(q - p));
-		if (!*q || !(c = parse(q + 1, &sp)))
+		if (!pack)
+			put(s, p, (size_t)(q - p));
+		if (!*q || !(c = parse(q + 1, &sp))) {
+			if (pack)
+				s->len = (uint64_t)(q - fmt) + (*q ? strlen(q) : 0);
 			return 0;
-		if (sp.argpos || sp.wpos || sp.ppos)
-			return took ? -1 : run_positional(s, q, ap, err);
+		}
+		if (sp.argpos || sp.wpos || sp.ppos) {
+			if (src->mode != SRC_VA) {
+				src->fail = true;
+				return -2;
+			}
+			return took ? -1 : run_positional(s, q, src->ap, err);
+		}
 		k = data_kind(&sp);
 		unk = k == K_NONE && sp.conv != '%' && sp.conv != 'm';
 		if (fast && (unk || (sp.len == L_H && strchr("eEfFgGaAcsCSpm", sp.conv))))
@@ -1294,17 +1545,31 @@ static int run(struct sink *s, const char *fmt, va_list *ap, int err)
 		}
 		p = c + 1;
 		if (sp.wstar) {
-			set_width(&sp, va_arg(*ap, int), !fast);
+			set_width(&sp, src_int(src), !fast);
 			took = true;
 		}
 		if (sp.pstar) {
-			set_prec(&sp, va_arg(*ap, int));
+			set_prec(&sp, src_int(src));
 			took = true;
 		}
 		if (k != K_NONE) {
-			fetch(ap, k, &a);
+			if (!src_arg(src, k, &sp, &a))
+				return -2;
 			took = true;
 		}
+		if (src->fail)
+			return -2;
+		/*
+		 * A kernel %p extension prints what the pointer points to:
+		 * that is done at the call, never from a package (whose
+		 * pointers may be anything).
+		 */
+		if (src->mode != SRC_VA && s->kernel && sp.conv == 'p') {
+			src->fail = true;
+			return -2;
+		}
+		if (pack)
+			continue;
 		p += convert(s, &sp, &a, err, p);
 	}
 }
@@ -1349,4 +1614,69 @@ int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...)
 	n = pk__stbsp_vsnprintf(buf, count, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+int pk__vpack(unsigned char *out, size_t cap, const char *fmt, va_list va, unsigned flags,
+	      int err)
+{
+	struct sink sk = { 0 };
+	struct src src = { .mode = SRC_PACK, .out = out, .pos = PKG_HDR, .end = cap };
+	va_list ap;
+	size_t flen;
+	int ret;
+
+	if (!fmt || cap < PKG_HDR)
+		return -2;
+	if (fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
+		flags |= PK__FMT_KERNEL;
+		fmt += 2;
+	}
+	sk.kernel = flags & PK__FMT_KERNEL;
+	va_copy(ap, va);
+	src.ap = &ap;
+	ret = run_src(&sk, fmt, &src, err);
+	va_end(ap);
+	if (ret < 0)
+		return ret;
+	flen = (size_t)sk.len;
+	if (flen > 0xffffu || cap - src.pos < flen)
+		return -2;
+	out[0] = PK__PKG_VERSION;
+	out[1] = (unsigned char)(flags & PK__FMT_KERNEL);
+	le_put(out + 2, flen, 2);
+	le_put(out + 4, (uint32_t)err, 4);
+	memcpy(out + src.pos, fmt, flen);
+	return (int)(src.pos + flen);
+}
+
+int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len)
+{
+	char fmt[PK_RECORD_MAX + 1];
+	struct src src = { .mode = SRC_UNPACK, .in = pkg, .pos = PKG_HDR };
+	struct sink s;
+	size_t flen;
+	int ret = -1;
+
+	s.buf = buf;
+	s.room = count > 0 ? (size_t)count - 1 : 0;
+	s.len = 0;
+	s.kernel = false;
+	if (len >= PKG_HDR && pkg[0] == PK__PKG_VERSION && !(pkg[1] & ~PK__FMT_KERNEL)) {
+		flen = (size_t)le_get(pkg + 2, 2);
+		if (flen < sizeof(fmt) && flen <= len - PKG_HDR) {
+			memcpy(fmt, pkg + len - flen, flen);
+			fmt[flen] = '\0';
+			src.end = len - flen;
+			s.kernel = pkg[1] & PK__FMT_KERNEL;
+			ret = run_src(&s, fmt, &src, (int)(int32_t)le_get(pkg + 4, 4));
+			/* Every byte of the arguments read, none left over. */
+			if (ret == 0 && src.pos != src.end)
+				ret = -1;
+		}
+	}
+	if (count > 0)
+		*(ret < 0 ? buf : s.buf) = '\0';
+	if (ret < 0)
+		return -1;
+	return s.len > INT_MAX ? INT_MAX : (int)s.len;
 }

@@ -99,6 +99,7 @@ enum pk_mode {
 #define PK_CFG_NO_ATEXIT	0x02u	/* do not flush from an atexit() handler */
 #define PK_CFG_CRASH_HANDLER	0x04u	/* install the crash handler at init */
 #define PK_CFG_BUFFER_CLEAR	0x08u	/* persistent store: start afresh */
+#define PK_CFG_EAGER		0x10u	/* format every record at the call (no deferring) */
 
 /*
  * The configuration pk_init() takes.  ABI: like every public struct a
@@ -540,7 +541,8 @@ struct pk_stats {
 	uint64_t suppressed;	/* calls not stored while another thread panicked */
 	uint64_t data_size;	/* data ring bytes */
 	uint64_t desc_count;	/* descriptor ring entries */
-	uint64_t reserved[8];	/* zero: later counters */
+	uint64_t eager;		/* records formatted at the call, not deferred */
+	uint64_t reserved[7];	/* zero: later counters */
 };
 
 /**
