@@ -1315,18 +1315,26 @@ static bool unknown(const struct spec *sp)
 #define PKG_HDR		8u
 #define PKG_STR_NULL	0xffffu
 
-static void le_put(unsigned char *p, uint64_t v, unsigned n)
+static inline void le_put(unsigned char *p, uint64_t v, unsigned n)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, n);
+#else
 	for (unsigned i = 0; i < n; i++)
 		p[i] = (unsigned char)(v >> (8 * i));
+#endif
 }
 
-static uint64_t le_get(const unsigned char *p, unsigned n)
+static inline uint64_t le_get(const unsigned char *p, unsigned n)
 {
 	uint64_t v = 0;
 
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, n);
+#else
 	for (unsigned i = 0; i < n; i++)
 		v |= (uint64_t)p[i] << (8 * i);
+#endif
 	return v;
 }
 

@@ -32,6 +32,8 @@
 #define REC	(PK_RECORD_MAX + 2)	/* pk_vprintk()'s buffer */
 
 static unsigned long compared, differed;
+/* Deferred formatting: packed and formatted later, against formatting now. */
+static unsigned long packed, unpackable, pack_differed;
 
 static void show(const char *what, const char *s, int n)
 {
@@ -49,6 +51,50 @@ static void show(const char *what, const char *s, int n)
 	}
 	esc[k] = '\0';
 	print_message("  %s (%d): \"%s\"%s\n", what, n, esc, n > 200 ? "..." : "");
+}
+
+/*
+ * The same call packed (what pk_printk() stores for a line) and formatted
+ * from the package (what a console or pkmsg prints) must give what the
+ * formatter gave at the call (@want, @n): the same bytes in a buffer of
+ * @size, and the same length, but that a string longer than a record is
+ * copied only so far as a record can show it (both lengths then exceed
+ * PK_RECORD_MAX).  A format the package cannot carry is counted.
+ */
+static void pack_check(int size, const char *f, va_list ap, const char *want, int n, int err)
+{
+	static unsigned char pkg[PK_RECORD_MAX];
+	static char got[4096];
+	int len, m, cut;
+	va_list aq;
+
+	va_copy(aq, ap);
+	len = pk__vpack(pkg, sizeof(pkg), f, aq, 0, err);
+	va_end(aq);
+	if (len == -2) {
+		unpackable++;
+		return;
+	}
+	packed++;
+	if (len == -1) {
+		if (n == -1)
+			return;
+		m = -1;
+	} else {
+		memset(got, 0x5a, sizeof(got));
+		m = pk__unpack(got, size, pkg, (size_t)len);
+		cut = m < 0 ? 0 : (size > 0 ? (m < size - 1 ? m : size - 1) + 1 : 0);
+		if (m >= 0 && (m == n || (m > PK_RECORD_MAX && n > PK_RECORD_MAX)) &&
+		    !memcmp(got, want, (size_t)cut) && (size <= 0 || got[cut] == 0x5a || cut == size))
+			return;
+	}
+	if (++pack_differed <= 40) {
+		print_message("packed differs: format \"%s\", buffer %d, package %d bytes\n",
+			      f, size, len);
+		show("at the call", want, n < 0 ? 0 : (n < size ? n : size - 1));
+		show("from the package", got, m < 0 ? 0 : (m < size ? m : size - 1));
+		print_message("  returned %d, at the call %d\n", m, n);
+	}
 }
 
 /*
@@ -72,6 +118,7 @@ static void vcheck(int size, const char *f, va_list ap)
 	va_end(ap2);
 	errno = err;
 	compared++;
+	pack_check(size, f, ap, ours, n, err);
 	cut = m < 0 ? 0 : (size > 0 ? (m < size - 1 ? m : size - 1) + 1 : 0);
 	if (m >= 0 && n == m && !memcmp(ours, libc, (size_t)cut) &&
 	    (size <= 0 || ours[cut] == 0x5a || cut == size))
@@ -99,6 +146,10 @@ static void report(const char *what, unsigned long before_c, unsigned long befor
 {
 	print_message("%s: %lu compared, %lu differ\n", what, compared - before_c,
 		      differed - before_d);
+	print_message("%s: so far %lu packed and formatted later, %lu not packable, "
+		      "%lu differ from formatting at the call\n", what, packed, unpackable,
+		      pack_differed);
+	assert_int_equal(pack_differed, 0);
 }
 
 /* A call through a va_list, as pk_vprintk() makes it. */
@@ -748,10 +799,81 @@ static void test_printk_record(void **state)
 	pk_shutdown();
 }
 
+/*
+ * Lines stored as packages and printed by a reader: the text is what the
+ * formatter gives at the call, with the caller's errno for %m, strings
+ * copied at the call (changed after it), and nothing formatted at the call
+ * (stats.eager unchanged).  Formats a package cannot carry are formatted
+ * at the call and counted.
+ */
+static void test_printk_deferred(void **state)
+{
+	char want[PK_RECORD_MAX * 2], got[PK_RECORD_MAX + 1], str[16] = "before";
+	const char *volatile none = NULL;
+	struct pk_stats st0, st1;
+	struct pk_reader *r;
+	struct pk_record rec;
+	uint64_t from;
+	int i;
+
+	(void)state;
+	setenv("PK_CONSOLE", "", 1);		/* no console */
+	assert_int_equal(pk_init(NULL), 0);
+	assert_int_equal(pk_stats_get(&st0), 0);
+	from = st0.next_seq;
+	errno = EACCES;
+	assert_true(pk_printk(PK_INFO, "%m|%s|%'d|%.3La|%p|%lc|%-6.2s|%*.*e|%%|%hhx\n", str,
+			      1234567, 1.0L, (void *)str, (wint_t)0x57, "abc", 12, 3, -0.0,
+			      0x1ff) > 0);
+	strcpy(str, "after");
+	assert_true(pk_printk(PK_INFO, "%s and %.3s and %s\n", none, "abcdef", "") > 0);
+	assert_int_equal(pk_stats_get(&st1), 0);
+	assert_int_equal(st1.eager, st0.eager);		/* both deferred */
+	/* Not packable: formatted at the call, and counted. */
+	assert_true(pk_printk(PK_INFO, "%2$s %1$s\n", "b", "a") > 0);
+	assert_true(pk_printk(PK_INFO, "%ls\n", L"wide") > 0);
+	assert_true(pk_printk(PK_INFO, "no newline: open") > 0);
+	assert_int_equal(pk_stats_get(&st1), 0);
+	assert_int_equal(st1.eager, st0.eager + 3);
+	pk_flush(1000);
+
+	r = pk_reader_open();
+	assert_non_null(r);
+	pk_reader_seek(r, from);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pk_reader_next(r, &rec), 1);
+		memcpy(got, rec.text, rec.len);
+		got[rec.len] = '\0';
+		switch (i) {
+		case 0:
+			errno = EACCES;
+			snprintf(want, sizeof(want), "%m|%s|%'d|%.3La|%p|%lc|%-6.2s|%*.*e|%%|%hhx",
+				 "before", 1234567, 1.0L, (void *)str, (wint_t)0x57, "abc", 12, 3,
+				 -0.0, 0x1ff);
+			break;
+		case 1:
+			snprintf(want, sizeof(want), "(null) and abc and ");
+			break;
+		case 2:
+			snprintf(want, sizeof(want), "a b");
+			break;
+		default:
+			snprintf(want, sizeof(want), "wide");
+			break;
+		}
+		assert_string_equal(got, want);
+		assert_int_equal(rec.flags & (PK_REC_TRUNC | PK_REC_NOEOL), 0);
+	}
+	pk_reader_close(r);
+	pk_shutdown();
+}
+
 static int summary(void **state)
 {
 	(void)state;
 	print_message("in all: %lu comparisons with glibc, %lu differ\n", compared, differed);
+	print_message("in all: %lu packed and formatted later, %lu not packable, %lu differ\n",
+		      packed, unpackable, pack_differed);
 	return 0;
 }
 
@@ -759,6 +881,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_printk_record),
+		cmocka_unit_test(test_printk_deferred),
 		cmocka_unit_test(test_integers),
 		cmocka_unit_test(test_doubles),
 		cmocka_unit_test(test_long_doubles),
