@@ -300,7 +300,10 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, siz
 	int ret = pk__ring_attach(ring, mem, size);
 
 	if (ret == -EPROTO) {
-		snprintf(why, n, "store file has another format version");
+		snprintf(why, n, "store file has format version %u, this libprintk reads version %u%s",
+			 (unsigned)vh->version, PK_RING_VERSION,
+			 vh->version < PK_RING_VERSION
+			 ? " (written by an older libprintk)" : "");
 		return ret;
 	}
 	total = vh->total_size;

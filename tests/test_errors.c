@@ -337,7 +337,7 @@ static void test_store_bad_header(void **state)
 	close(fd);
 
 	patch(path, offsetof(struct pk_ring_hdr, version), &v, sizeof(v));
-	refused(path, STORE, -EPROTO, "store file has another format version");
+	refused(path, STORE, -EPROTO, "store file has format version");
 	assert_null(pk_reader_open_file(path));
 	assert_int_equal(errno, EPROTO);
 	patch(path, offsetof(struct pk_ring_hdr, version), &h.version, sizeof(v));

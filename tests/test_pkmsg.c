@@ -369,7 +369,7 @@ static void expect_exit(int code, const char *in_err, const char *const argv[])
 static void test_exit_codes(void **state)
 {
 	char *junk = tu_tmp_path("junk"), *old = tu_tmp_path("v2"), *s;
-	uint32_t v2 = PK_RING_VERSION + 1;
+	uint32_t v2 = PK_RING_VERSION - 1;	/* an older libprintk's store */
 	FILE *f;
 	int i;
 
@@ -390,7 +390,13 @@ static void test_exit_codes(void **state)
 
 	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "/nonexistent/x", NULL });
 	expect_exit(1, "not a libprintk store", (const char *const[]){ PKMSG_PATH, "-F", junk, NULL });
-	expect_exit(1, "another format version", (const char *const[]){ PKMSG_PATH, "-F", old, NULL });
+	{
+		char want[128];
+
+		snprintf(want, sizeof(want), "version %u, this pkmsg reads version %u (read it with",
+			 PK_RING_VERSION - 1, PK_RING_VERSION);
+		expect_exit(1, want, (const char *const[]){ PKMSG_PATH, "-F", old, NULL });
+	}
 	expect_exit(1, "not a libprintk store", (const char *const[]){ PKMSG_PATH, "-F", "/dev/null", NULL });
 	expect_exit(2, "unrecognized", (const char *const[]){ PKMSG_PATH, "--bogus", NULL });
 	expect_exit(2, "unexpected argument", (const char *const[]){ PKMSG_PATH, "-F", junk, "x", NULL });

@@ -151,11 +151,28 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 	return true;
 }
 
-static const char *open_error(int err)
+static const char *open_error(const char *path, int err)
 {
+	static char msg[160];
+	uint32_t v[3];
+	FILE *f;
+
 	switch (err) {
 	case EINVAL:	return "not a libprintk store, or corrupt";
-	case EPROTO:	return pk_strerror(-EPROTO);
+	case EPROTO:
+		/* Name both versions: the header's third word is its version. */
+		f = fopen(path, "rb");
+		if (f && fread(v, sizeof(v[0]), 3, f) == 3) {
+			fclose(f);
+			snprintf(msg, sizeof(msg),
+				 "%s: version %u, this pkmsg reads version %u%s", pk_strerror(-EPROTO),
+				 v[2], PK_RING_VERSION,
+				 v[2] < PK_RING_VERSION ? " (read it with the pkmsg that wrote it)" : "");
+			return msg;
+		}
+		if (f)
+			fclose(f);
+		return pk_strerror(-EPROTO);
 	default:	return strerror(err);
 	}
 }
@@ -292,7 +309,7 @@ static int run_store(const struct opts *o)
 
 	r = open_store(o);
 	if (!r) {
-		fprintf(stderr, "pkmsg: %s: %s\n", o->path, open_error(errno));
+		fprintf(stderr, "pkmsg: %s: %s\n", o->path, open_error(o->path, errno));
 		return EXIT_NOSTORE;
 	}
 	if (stat(o->path, &st) == 0)

@@ -21,6 +21,15 @@
  *     A mutated file rarely gets past the block checksums; a recipe puts
  *     arbitrary text and metadata behind valid checksums, then breaks them.
  *
+ *   package mode (PK_FUZZ_MODE=package, or an input starting with
+ *     PKPACKAG): the input is a package, the format and arguments of a
+ *     deferred record (vsnprintf.c, "PACKAGES"), formatted by
+ *     pk__unpack() into buffers of several sizes and by pk__rec_render()
+ *     as a reader does: never a read outside the package, always a
+ *     bounded, terminated text.  Recipes store packages too (built from
+ *     real formats and arguments, or the recipe's bytes as they are), and
+ *     their property then holds for the text formatted from the package.
+ *
  * The bytes go into a memfd, opened by path (/proc/self/fd/N) through the
  * public pk_reader_open_file(): the same open, fstat, mmap, validation and
  * attach as pkmsg -F.  Every record is rendered in every format.  A file
@@ -34,6 +43,9 @@
  * `make check` (verify/CMakeLists.txt).
  */
 #include <dirent.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <wchar.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +59,7 @@
 #include "internal.h"
 
 #define RECIPE		"PKRECIPE"
+#define PACKAGE		"PKPACKAG"
 #define MAX_RECORDS	20000	/* per reader pass: bounds the run time */
 
 static const unsigned formats[] = {
@@ -267,14 +280,84 @@ static void gen_text(char *buf, uint32_t len, uint64_t key)
 	}
 }
 
+static int pack(unsigned char *out, size_t cap, int err, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = pk__vpack(out, cap, fmt, ap, 0, err);
+	va_end(ap);
+	return n;
+}
+
+/*
+ * A package made by pk__vpack() from one of a set of formats, with @t
+ * (@len bytes) as its strings and the source of its numbers; if the
+ * format cannot be packed, the bytes of @t as they are.  Return: length.
+ */
+static uint32_t pkg_of(unsigned char *out, unsigned which, const char *t, uint32_t len)
+{
+	static char s[PK_RING_TEXT_MAX + 1];
+	uint64_t v = 0x9e3779b97f4a7c15ull;
+	double d;
+	long double ld;
+	int n = -2;
+
+	memcpy(s, t, len);
+	s[len] = '\0';
+	for (uint32_t i = 0; i < len; i++)
+		v = (v ^ (unsigned char)t[i]) * 0x100000001b3ull;
+	memcpy(&d, &v, sizeof(d));
+	ld = (long double)d * (long double)(v >> 40);
+	switch (which % 12) {
+	case 0: n = pack(out, PK_RING_TEXT_MAX, 0, "%s\n", s); break;
+	case 1: n = pack(out, PK_RING_TEXT_MAX, 0, "%d %ld %lld %hhx %zu\n", (int)v, (long)v,
+			 (long long)v, (int)v, (size_t)v); break;
+	case 2: n = pack(out, PK_RING_TEXT_MAX, 0, "%.*s|%*d|\n", (int)(v % 50) - 5, s,
+			 (int)(v % 30) - 15, (int)v); break;
+	case 3: n = pack(out, PK_RING_TEXT_MAX, 0, "%e %g %a %.3f\n", d, d, d, d); break;
+	case 4: n = pack(out, PK_RING_TEXT_MAX, 0, "%Lf %.10Le %La\n", ld, ld, ld); break;
+	case 5: n = pack(out, PK_RING_TEXT_MAX, (int)(v % 140), "%p %c %m %#m %%\n",
+			 (void *)(uintptr_t)v, (int)v); break;
+	case 6: n = pack(out, PK_RING_TEXT_MAX, 0, "%s|%s|%s\n", s, s + len / 3,
+			 s + 2 * len / 3); break;
+	case 7: n = pack(out, PK_RING_TEXT_MAX, 0, PK_KFMT "kernel %s %d\n", s, (int)v); break;
+	case 8: n = pack(out, PK_RING_TEXT_MAX, 0, "%-10.3s|%#o|%+i|% d|%'d|%05.1f\n", s,
+			 (unsigned)v, (int)v, (int)v, (int)v, d); break;
+	case 9: n = pack(out, PK_RING_TEXT_MAX, 0, "%lc %hd %ju %td %B\n", (wint_t)(v & 0x1fffff),
+			 (int)v, (uintmax_t)v, (ptrdiff_t)v, (unsigned)v); break;
+	case 10: n = pack(out, PK_RING_TEXT_MAX, 0, "unknown %y %5k then %s\n", s); break;
+	case 11: n = pack(out, PK_RING_TEXT_MAX, 0, "%s", s); break;
+	}
+	if (n >= 0)
+		return (uint32_t)n;
+	memcpy(out, t, len);
+	return len;
+}
+
+/* What a reader returns for a record stored as @m with body @body. */
+static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_meta *m,
+		     const unsigned char *body, uint32_t len)
+{
+	r->seq = seq;
+	r->meta = *m;
+	r->len = len;
+	memcpy(r->text, body, len);
+	r->text[len] = '\0';
+	pk__rec_render(r);
+}
+
 /*
  * A recipe: records, then 0xff, then patches.
  *
  *   record  3 bytes, then the text if it is literal:
  *           [0] level (bits 2..0), facility (7..3)
  *           [1] flags (3..0); 0x30 set: extend the newest record instead
- *               of storing one; 0x40: leave it open; 0x80: generated text
- *               (from the recipe position) instead of literal bytes
+ *               of storing one; 0x20 alone: store a package (pkg_of(),
+ *               with the text as its strings and numbers); 0x40: leave it
+ *               open; 0x80: generated text (from the recipe position)
+ *               instead of literal bytes
  *           [2] length / 5 (capped at PK_RING_TEXT_MAX; literal text at
  *               what is left of the input)
  *   patch   3 bytes: offset (16 bits, little-endian, modulo the region
@@ -330,6 +413,18 @@ static void run_recipe(const uint8_t *p, size_t size)
 					mo.patched = true;	/* model full: property only */
 				free(joined);
 			}
+		} else if ((p[1] & 0x30) == 0x20) {
+			static unsigned char pkg[PK_RING_TEXT_MAX];
+			static struct pk_ring_rec r;
+			uint32_t plen = pkg_of(pkg, p[0] ^ p[2], text, len);
+
+			m.flags |= PK__REC_PACKED;
+			if (pk__ring_write(&ring, &m, (const char *)pkg, plen, false, &seq) == 0) {
+				stored = true;
+				rendered(&r, seq, &m, pkg, plen);
+				if (!add_state(&mo, seq, &r.meta, r.text, r.len))
+					mo.patched = true;
+			}
 		} else if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
 			stored = true;
 			if (!add_state(&mo, seq, &m, text, len))
@@ -349,7 +444,42 @@ static void run_recipe(const uint8_t *p, size_t size)
 	run_file((const uint8_t *)mem, total, UINT64_MAX, &mo);
 }
 
-static bool recipe_mode;
+/*
+ * A package, formatted into buffers of several sizes and as a reader
+ * formats a record: bounded and terminated, whatever the bytes.
+ */
+static void run_package(const uint8_t *data, size_t size)
+{
+	static const int sizes[] = { 0, 1, 7, 64, PK__TEXT_BUF };
+	static char buf[PK__TEXT_BUF + 16];
+	static struct pk_ring_rec r;
+	size_t i, end;
+	int n;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		memset(buf, 0x5a, sizeof(buf));
+		n = pk__unpack(buf, sizes[i], data, size);
+		if (n < -1)
+			abort();
+		if (sizes[i] == 0) {
+			if (buf[0] != 0x5a)
+				abort();	/* no room: nothing written */
+			continue;
+		}
+		end = n < 0 ? 0 : (size_t)n < (size_t)sizes[i] - 1 ? (size_t)n : (size_t)sizes[i] - 1;
+		if (buf[end] != '\0' || buf[sizes[i]] != 0x5a)
+			abort();	/* unterminated, or written past the buffer */
+	}
+	memset(&r, 0, sizeof(r));
+	r.meta.flags = PK__REC_PACKED;
+	r.len = size < PK_RING_TEXT_MAX ? (uint32_t)size : PK_RING_TEXT_MAX;
+	memcpy(r.text, data, r.len);
+	pk__rec_render(&r);
+	if (r.len > PK_RECORD_MAX || r.text[r.len] != '\0' || (r.meta.flags & PK__REC_PACKED))
+		abort();
+}
+
+static bool recipe_mode, package_mode;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -358,6 +488,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	recipe_mode = e && !strcmp(e, "recipe");
+	package_mode = e && !strcmp(e, "package");
 	return 0;
 }
 
@@ -365,6 +496,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (recipe_mode) {
 		run_recipe(data, size);
+		return 0;
+	}
+	if (package_mode) {
+		run_package(data, size);
+		return 0;
+	}
+	if (size >= sizeof(PACKAGE) - 1 && !memcmp(data, PACKAGE, sizeof(PACKAGE) - 1)) {
+		run_package(data + sizeof(PACKAGE) - 1, size - (sizeof(PACKAGE) - 1));
 		return 0;
 	}
 	if (size >= sizeof(RECIPE) - 1 && !memcmp(data, RECIPE, sizeof(RECIPE) - 1)) {
@@ -475,7 +614,16 @@ int main(int argc, char **argv)
 	for (i = 0; i < nrandom; i++) {
 		size_t n = random_recipe(buf, sizeof(buf), &seed);
 
-		if (recipe_mode) {
+		if (package_mode) {
+			/* A package from a real format, some of its bytes changed. */
+			static unsigned char pkg[PK_RING_TEXT_MAX];
+			uint32_t plen = pkg_of(pkg, i, (const char *)buf + 8, (uint32_t)(n % 200));
+			unsigned flips = buf[0] % 4;
+
+			for (unsigned f = 0; f < flips && plen; f++)
+				pkg[buf[1 + 2 * f] % plen] ^= (uint8_t)(buf[2 + 2 * f] | 1);
+			run_package(pkg, plen);
+		} else if (recipe_mode) {
 			run_recipe(buf, n);
 		} else {
 			memmove(buf + sizeof(RECIPE) - 1, buf, n);

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * mkcorpus DIR [RECIPEDIR] - write the seed corpus of fuzz_store into DIR:
+ * mkcorpus DIR [RECIPEDIR [PACKAGEDIR]] - write the seed corpus of
+ * fuzz_store into DIR:
  * small valid store files (empty, a few records, open and multi-line
  * records, a wrapped ring, a dead writer's leftovers), truncated and
  * corrupted variants of them, and a recipe (see fuzz_store.c).  With
  * RECIPEDIR, also the seeds of its recipe mode there (recipes without the
  * RECIPE prefix): wrapping, extensions, and patches aimed at the header,
- * the descriptors and the blocks.
+ * the descriptors and the blocks, and recipes of packages.  With
+ * PACKAGEDIR, the seeds of its package mode there: packages of deferred
+ * records (vsnprintf.c, "PACKAGES") of every argument kind, and damaged
+ * ones.  Store files and recipes hold packed records too.
  */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "internal.h"
 
@@ -126,6 +132,56 @@ static void recipes(const char *rdir)
 	rec_patch(&r, OFF_DESC + 8 * 26 + 4, 0x01);
 	rec_patch(&r, OFF_DESC + 8 * 27 + 1, 0x08);
 	save_in(rdir, "desc-patched", r.b, r.n);
+
+	/* Packages of every format of fuzz_store's pkg_of(), one patched. */
+	r.n = 0;
+	for (i = 0; i < 12; i++)
+		rec_op(&r, 6, 1, 0x20, 2 + i, words + i);
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "packages", r.b, r.n);
+	rec_patch(&r, OFF_DATA + 48, 0x04);
+	save_in(rdir, "packages-patched", r.b, r.n);
+}
+
+static int pack(unsigned char *out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = pk__vpack(out, PK_RING_TEXT_MAX, fmt, ap, 0, 13);
+	va_end(ap);
+	if (n < 0)
+		abort();
+	return n;
+}
+
+static void packages(const char *pdir)
+{
+	static unsigned char b[PK_RING_TEXT_MAX];
+	int n;
+
+	n = pack(b, "buffer has consumed %ld bytes of extra storage, current allocation: %ld bytes\n",
+		 123456789L, 987654321L);
+	save_in(pdir, "ints", b, (size_t)n);
+	save_in(pdir, "ints-cut", b, (size_t)n - 3);
+	b[8] ^= 0x80;
+	save_in(pdir, "ints-flipped", b, (size_t)n);
+	n = pack(b, "%s|%.3s|%s|%-8s|\n", "a string", "precision", (char *)NULL, "");
+	save_in(pdir, "strings", b, (size_t)n);
+	b[8] = 0xff;
+	save_in(pdir, "string-too-long", b, (size_t)n);
+	n = pack(b, "%e %.20Lf %a %La %g\n", 1.5, 2.25L, -0.0, 1e300L, 1e-310);
+	save_in(pdir, "floats", b, (size_t)n);
+	b[8 + 8 + 7] &= 0x7f;	/* the long double's integer bit: an unnormal */
+	save_in(pdir, "long-double-unnormal", b, (size_t)n);
+	n = pack(b, "%m %#m %p %c %lc %*.*d %%\n", (void *)b, 'x', (wint_t)0x20ac, 8, 4, 42);
+	save_in(pdir, "misc", b, (size_t)n);
+	n = pack(b, PK_KFMT "kernel format %s %d\n", "k", 1);
+	save_in(pdir, "kernel", b, (size_t)n);
+	b[1] = 0xfe;
+	save_in(pdir, "bad-flags", b, (size_t)n);
+	save_in(pdir, "empty", b, 0);
 }
 
 static struct pk_ring fresh(void)
@@ -157,13 +213,15 @@ int main(int argc, char **argv)
 	size_t n;
 	int i;
 
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: mkcorpus DIR [RECIPEDIR]\n");
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: mkcorpus DIR [RECIPEDIR [PACKAGEDIR]]\n");
 		return 2;
 	}
 	dir = argv[1];
-	if (argc == 3)
+	if (argc >= 3)
 		recipes(argv[2]);
+	if (argc == 4)
+		packages(argv[3]);
 
 	ring = fresh();
 	save("empty.store", mem, sizeof(mem));
@@ -175,6 +233,15 @@ int main(int argc, char **argv)
 	}
 	put(&ring, 3, "two\nlines", false);
 	put(&ring, 6, "esc \x1b[1m utf8 \xc3\xa9 bad \xff", false);
+	{
+		static unsigned char b[PK_RING_TEXT_MAX];
+		struct pk_ring_meta m = { .ts_ns = 99000000, .pid = 4200, .tid = 4242, .level = 5,
+					  .facility = 1, .flags = PK__REC_PACKED };
+		uint64_t seq;
+		int n = pack(b, "packed %s %d %.2f\n", "record", 42, 2.5);
+
+		pk__ring_write(&ring, &m, (const char *)b, (uint32_t)n, false, &seq);
+	}
 	put(&ring, 6, "open, not finished", true);
 	save("records.store", mem, sizeof(mem));
 	save("truncated.store", mem, 3000);
