@@ -1,13 +1,16 @@
 #!/bin/sh
 # fuzz.sh [SECONDS] - build the libFuzzer target for store files with
 # clang-14 (ASan + UBSan) in build-fuzz/ and run it for SECONDS in all
-# (default 60): half in file mode on a copy of the store seed corpus
-# (verify/corpus/store: crashes, hangs, sanitizer reports), half in recipe
+# (default 60): a third in file mode on a copy of the store seed corpus
+# (verify/corpus/store: crashes, hangs, sanitizer reports), a third in recipe
 # mode on the recipe seeds (verify/corpus/recipe: the same, and the
 # property that the reader returns only what was written, or reports it
 # lost).  Fails on any crash, leak, sanitizer report or property
 # violation; the reproducer is left in build-fuzz/artifacts/ (replay it
-# with PK_FUZZ_MODE=recipe for a recipe-mode one).
+# with PK_FUZZ_MODE=recipe or =package for a recipe- or package-mode one).
+# A third of the time goes to package mode on verify/corpus/package: the
+# decoder of deferred records' packages, which pkmsg runs on files it is
+# given.
 set -eu
 secs=${1:-60}
 case $secs in ''|*[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2;; esac
@@ -38,9 +41,10 @@ fuzz() {
 		-artifact_prefix="$build/artifacts/$1-" "$corpus"
 }
 
-half=$((secs / 2))
-[ "$half" -gt 0 ] || half=1
-rest=$((secs - half))
+third=$((secs / 3))
+[ "$third" -gt 0 ] || third=1
+rest=$((secs - 2 * third))
 [ "$rest" -gt 0 ] || rest=1
-fuzz file "$half" store
-fuzz recipe "$rest" recipe
+fuzz file "$third" store
+fuzz recipe "$third" recipe
+fuzz package "$rest" package
