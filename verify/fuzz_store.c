@@ -43,6 +43,7 @@
  * `make check` (verify/CMakeLists.txt).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <wchar.h>
@@ -220,9 +221,16 @@ static void read_store(const char *path, uint64_t seek, const struct model *mo)
 	pk_reader_close(r);
 }
 
-/* Open as a writer (recovery), store on top of what is there, read again. */
-static void write_store(const char *path, size_t size)
+/*
+ * Open as a writer (recovery), store on top of what is there, read again.
+ * A writer opens a store only by its own name, never through a symlink
+ * such as /proc/self/fd/N: the bytes go into a file of a private
+ * directory first.
+ */
+static void write_store(const uint8_t *data, size_t size)
 {
+	static char dir[64];
+	char path[128];
 	struct pk_config cfg;
 	struct pk_ring ring;
 	struct pk_ring_meta m = { .ts_ns = 1, .tid = 7, .level = 6, .facility = 1 };
@@ -231,11 +239,24 @@ static void write_store(const char *path, size_t size)
 	uint64_t seq;
 	int fd, i;
 
+	if (!dir[0]) {
+		strcpy(dir, "/tmp/fuzz_store.XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	snprintf(path, sizeof(path), "%s/store", dir);
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	close(fd);
 	pk_config_init(&cfg);
 	cfg.buffer_path = path;
 	cfg.buffer_size = size;
-	if (pk__persist_open(&cfg, &mem, &msize, &fd) < 0)
+	if (pk__persist_open(&cfg, &mem, &msize, &fd) < 0) {
+		unlink(path);
 		return;
+	}
 	if (pk__ring_attach(&ring, mem, msize) == 0) {
 		for (i = 0; i < 3; i++)
 			pk__ring_write(&ring, &m, "fuzz", 4, i == 1, &seq);
@@ -243,6 +264,7 @@ static void write_store(const char *path, size_t size)
 	}
 	pk__persist_close(mem, msize, fd);
 	read_store(path, UINT64_MAX, NULL);
+	unlink(path);
 }
 
 static void run_file(const uint8_t *data, size_t size, uint64_t seek, const struct model *mo)
@@ -261,7 +283,7 @@ static void run_file(const uint8_t *data, size_t size, uint64_t seek, const stru
 
 		if (r) {
 			pk_reader_close(r);
-			write_store(path, size);
+			write_store(data, size);
 		}
 	}
 	close(fd);
