@@ -115,6 +115,28 @@ int pk__vpack(unsigned char *out, size_t cap, const char *fmt, va_list va, unsig
  * Return: as vsnprintf; -1 for a package that is not valid (@buf empty).
  */
 int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len);
+/*
+ * Call sites that pack at compile time (printk.h, "STATIC PACKAGING"):
+ * what the site's format takes, worked out once, on its first call, by
+ * the formatter's own conversion parser (pk__site_classify()).  Each
+ * argument is one of PK__SK_*, with the precision of a %s (-1 none, -2
+ * the '*' argument before it).
+ */
+enum { PK__SK_I32 = 1, PK__SK_U32, PK__SK_I64, PK__SK_DBL, PK__SK_LDBL, PK__SK_PTR, PK__SK_STR };
+struct pk__site_class {
+	uint8_t n;			/* arguments */
+	uint16_t fmt_len;		/* the format's bytes, its newline included */
+	uint8_t kind[PK_SITE_ARGS];
+	int16_t prec[PK_SITE_ARGS];
+};
+/* 0: packable, @cl filled; -1 refused (%n); -2 formatted at the call. */
+int pk__site_classify(const char *fmt, struct pk__site_class *cl);
+/* Do the @n arguments of signature @sig (PK_SIG_*) fit what @cl reads? */
+bool pk__site_matches(const struct pk__site_class *cl, const unsigned char *sig, unsigned n);
+/* The package of a call at a classified site.  Length, or -2 (too long). */
+int pk__site_pack(unsigned char *out, size_t cap, const char *fmt,
+		  const struct pk__site_class *cl, const unsigned char *sig,
+		  const union pk_arg *args, int err);
 /* The kernel's struct va_format (%pV), as printk/kernel.h declares it. */
 struct pk__va_format {
 	const char *fmt;

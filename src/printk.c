@@ -726,6 +726,37 @@ void pk__rec_render(struct pk_ring_rec *rec)
 	rec->meta.flags = (uint16_t)flags;
 }
 
+/* Store package @pkg (@n bytes, a whole line) as a record; then print as the mode says. */
+static int store_package(int level, const unsigned char *pkg, int n)
+{
+	uint64_t seq;
+	int ret;
+
+	pk__self.in_printk++;
+	ret = pk__store(level, PK__REC_PACKED, (const char *)pkg, (size_t)n, &seq);
+	pk__self.open_valid = false;
+	if (ret == 0) {
+		pk__self.open_seq = seq;	/* the thread's newest, closed */
+		pk__self.open_gen = atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed);
+		pk__self.open_level = (uint8_t)level;
+		pk__flush_after_store(level, seq);
+	}
+	pk__self.in_printk--;
+	return ret < 0 ? ret : n;
+}
+
+/* Is another thread panicking?  Then this record is not stored (counted). */
+static bool panic_suppressed(void)
+{
+	/* LMM(gate:D): seq_cst, after the gate's seq_cst increment. */
+	if (__builtin_expect(atomic_load_explicit(&pk__panic_tid, memory_order_seq_cst) != 0, 0) &&
+	    pk__panicking_other(pk__tid())) {
+		atomic_fetch_add_explicit(&pk__g.ring.h->suppressed, 1, memory_order_relaxed);
+		return true;
+	}
+	return false;
+}
+
 static int vprintk(int level, const char *fmt, va_list ap, bool early)
 {
 	char buf[PK__TEXT_BUF];
@@ -740,12 +771,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	 * of the store before a slow console reaches it (as Linux keeps
 	 * non-panic CPUs out of the ring buffer).  Counted, not stored.
 	 */
-	/* LMM(gate:D): seq_cst, after the gate's seq_cst increment (pk_vprintk). */
-	if (__builtin_expect(atomic_load_explicit(&pk__panic_tid, memory_order_seq_cst) != 0, 0) &&
-	    pk__panicking_other(pk__tid())) {
-		atomic_fetch_add_explicit(&pk__g.ring.h->suppressed, 1, memory_order_relaxed);
+	if (panic_suppressed())
 		return -EBUSY;
-	}
 
 	/* A kernel format: %p takes the kernel's extensions (printk/kernel.h). */
 	if (level == PK_LEVEL_KERNEL) {
@@ -792,20 +819,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 			refuse();
 			return -EINVAL;
 		}
-		if (n > 0 && pkg[n - 1] == '\n') {
-			pk__self.in_printk++;
-			ret = pk__store(level, PK__REC_PACKED, (const char *)pkg, (size_t)n, &seq);
-			pk__self.open_valid = false;
-			if (ret == 0) {
-				pk__self.open_seq = seq;	/* the thread's newest, closed */
-				pk__self.open_gen = atomic_load_explicit(&pk__g.store_gen,
-									 memory_order_relaxed);
-				pk__self.open_level = (uint8_t)level;
-				pk__flush_after_store(level, seq);
-			}
-			pk__self.in_printk--;
-			return ret < 0 ? ret : n;
-		}
+		if (n > 0 && pkg[n - 1] == '\n')
+			return store_package(level, pkg, n);
 	}
 	if (!early)
 		atomic_fetch_add_explicit(&pk__g.ring.h->eager, 1, memory_order_relaxed);
@@ -914,6 +929,89 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	ret = vprintk(level, fmt, ap, !gated);
 	if (gated)
 		pk__gate_exit();
+	errno = err;
+	return ret;
+}
+
+/*
+ * CALL SITES (pk_printk_site(), printk.h "STATIC PACKAGING")
+ *
+ * A site's state word: NEW (zero, as the static storage starts), BUSY
+ * while one thread classifies its format, then PACKED or VARIADIC for
+ * good.
+ *   site:A  the classifying thread writes fmt and cl, then stores the
+ *           state with release; a caller loads it with acquire and reads
+ *           fmt and cl only when it saw PACKED: it sees them whole.
+ *           The state only ever leaves NEW through the CAS, so one thread
+ *           writes them, once.  A caller that finds BUSY (another thread,
+ *           or a signal handler interrupting the classifier on its own
+ *           thread) takes the variadic path this once.
+ */
+enum { SITE_NEW = 0, SITE_BUSY, SITE_PACKED, SITE_VARIADIC };
+
+struct site {
+	_Atomic unsigned state;
+	const char *fmt;
+	struct pk__site_class cl;
+};
+_Static_assert(sizeof(struct site) <= sizeof(struct pk_site), "struct pk_site holds a site");
+_Static_assert(_Alignof(struct site) <= _Alignof(struct pk_site), "struct pk_site's alignment");
+
+static bool classify_site(struct site *s, const char *fmt, const unsigned char *sig, unsigned n)
+{
+	unsigned want = SITE_NEW;
+	bool ok;
+
+	/* Relaxed: the CAS only elects the writer; site:A publishes. */
+	if (!atomic_compare_exchange_strong_explicit(&s->state, &want, SITE_BUSY,
+						     memory_order_relaxed, memory_order_relaxed))
+		return false;
+	s->fmt = fmt;
+	ok = n <= PK_SITE_ARGS && pk__site_classify(fmt, &s->cl) == 0 &&
+	     pk__site_matches(&s->cl, sig, n);
+	/* LMM(site:A) */
+	atomic_store_explicit(&s->state, ok ? SITE_PACKED : SITE_VARIADIC, memory_order_release);
+	return ok;
+}
+
+int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
+		   unsigned n, const union pk_arg *args)
+{
+	unsigned char pkg[PK_RING_TEXT_MAX];
+	struct site *s = (struct site *)site;
+	int err = errno, len, ret;
+	/* LMM(site:A) */
+	unsigned st = atomic_load_explicit(&s->state, memory_order_acquire);
+
+	if (__builtin_expect(st != SITE_PACKED, 0) &&
+	    (st != SITE_NEW || !classify_site(s, fmt, sig, n)))
+		return PK_SITE_VARIADIC;
+	/*
+	 * Another format at the same site (not a literal after all), a
+	 * level pk_printk() must read, or no deferring: the variadic path.
+	 */
+	if (s->fmt != fmt || level < PK_EMERG || level > PK_DEBUG ||
+	    !atomic_load_explicit(&defer_on, memory_order_relaxed))
+		return PK_SITE_VARIADIC;
+	/* Not set up (pk_printk() initialises), or pk_init() changing the store. */
+	if (!pk__gate_enter())
+		return PK_SITE_VARIADIC;
+	if (panic_suppressed()) {
+		ret = -EBUSY;
+		goto out;
+	}
+	len = pk__site_pack(pkg, sizeof(pkg), fmt, &s->cl, sig, args, err);
+	if (len < 0) {
+		ret = PK_SITE_VARIADIC;	/* longer than a record: formatted at the call */
+		goto out;
+	}
+	if (__builtin_expect(pk__self.early_stored, 0)) {
+		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
+		pk__self.early_stored = false;
+	}
+	ret = store_package(level, pkg, len);
+out:
+	pk__gate_exit();
 	errno = err;
 	return ret;
 }

@@ -1101,7 +1101,7 @@ static void put_float(struct sink *s, const struct spec *sp, const union arg *a)
  * back in the same order, the same conversion parser deciding each
  * argument's kind (pk__unpack()).
  */
-enum src_mode { SRC_VA, SRC_PACK, SRC_UNPACK };
+enum src_mode { SRC_VA, SRC_PACK, SRC_UNPACK, SRC_CLASSIFY };
 
 struct src {
 	enum src_mode mode;
@@ -1110,7 +1110,23 @@ struct src {
 	const unsigned char *in;	/* SRC_UNPACK */
 	size_t pos, end;		/* next byte, and the limit */
 	bool fail;			/* PACK: not deferrable; UNPACK: corrupt */
+	struct pk__site_class *cl;	/* SRC_CLASSIFY: what each argument is */
 };
+
+/* SRC_CLASSIFY: note the next argument's kind; false when there are too many. */
+static bool src_note(struct src *src, uint8_t kind, int16_t prec)
+{
+	struct pk__site_class *cl = src->cl;
+
+	if (cl->n == PK_SITE_ARGS) {
+		src->fail = true;
+		return false;
+	}
+	cl->kind[cl->n] = kind;
+	cl->prec[cl->n] = prec;
+	cl->n++;
+	return true;
+}
 
 static int run_src(struct sink *s, const char *fmt, struct src *src, int err);
 
@@ -1354,6 +1370,9 @@ static int src_int(struct src *src)
 	int v;
 
 	switch (src->mode) {
+	case SRC_CLASSIFY:
+		src_note(src, PK__SK_I32, -1);
+		return 0;
 	case SRC_PACK:
 		v = va_arg(*src->ap, int);
 		if (src_room(src, 8)) {
@@ -1395,6 +1414,27 @@ static bool src_arg(struct src *src, enum kind k, const struct spec *sp, union a
 	if (src->mode == SRC_VA) {
 		fetch(src->ap, k, a);
 		return true;
+	}
+	if (src->mode == SRC_CLASSIFY) {
+		a->u = 0;
+		switch (k) {
+		case K_INT:	return src_note(src, PK__SK_I32, -1);
+		case K_WINT:	return src_note(src, PK__SK_U32, -1);
+		case K_DBL:	return src_note(src, PK__SK_DBL, -1);
+		case K_LDBL:	return src_note(src, PK__SK_LDBL, -1);
+		case K_PTR:
+			if (sp->conv == 'p')
+				return src_note(src, PK__SK_PTR, -1);
+			if (sp->conv != 's' || wide(sp)) {
+				src->fail = true;
+				return false;
+			}
+			/* A '*' precision: the argument before this one. */
+			return src_note(src, PK__SK_STR,
+					sp->pstar ? -2 : sp->prec > 30000 ? 30000 : (int16_t)sp->prec);
+		case K_NONE:	return true;
+		default:	return src_note(src, PK__SK_I64, -1);
+		}
 	}
 	if (src->mode == SRC_PACK) {
 		fetch(src->ap, k, a);
@@ -1520,7 +1560,8 @@ static bool src_arg(struct src *src, enum kind k, const struct spec *sp, union a
 static int run_src(struct sink *s, const char *fmt, struct src *src, int err)
 {
 	const char *p = fmt, *q, *c;
-	bool took = false, fast = true, unk, pack = src->mode == SRC_PACK;
+	bool took = false, fast = true, unk;
+	bool pack = src->mode == SRC_PACK || src->mode == SRC_CLASSIFY;
 	union arg a = { 0 };
 	struct spec sp;
 	enum kind k;
@@ -1687,4 +1728,187 @@ int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len)
 	if (ret < 0)
 		return -1;
 	return s.len > INT_MAX ? INT_MAX : (int)s.len;
+}
+
+int pk__site_classify(const char *fmt, struct pk__site_class *cl)
+{
+	struct sink sk = { 0 };
+	struct src src = { .mode = SRC_CLASSIFY, .cl = cl };
+	int ret;
+
+	memset(cl, 0, sizeof(*cl));
+	/* Prefixes are for pk_printk() to read: such a format is not packed here. */
+	if (!fmt || fmt[0] == PK_SOH[0])
+		return -2;
+	ret = run_src(&sk, fmt, &src, 0);
+	if (ret < 0)
+		return ret;
+	if (!sk.len || sk.len > PK_RECORD_MAX || fmt[sk.len - 1] != '\n')
+		return -2;	/* not a line, or a format longer than any package */
+	cl->fmt_len = (uint16_t)sk.len;
+	return 0;
+}
+
+/* An integer argument of a call site, as va_arg would have promoted it. */
+static uint64_t site_int(const union pk_arg *a, unsigned char sig)
+{
+	unsigned size = sig & PK_SIG_SIZE;
+
+	switch (size) {
+	case 1:	return (sig & PK_SIG_SIGNED) ? (uint64_t)(int64_t)(signed char)a->b[0]
+					     : (uint64_t)a->b[0];
+	case 2: {
+		uint16_t v;
+
+		memcpy(&v, a->b, 2);
+		return (sig & PK_SIG_SIGNED) ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	case 4: {
+		uint32_t v;
+
+		memcpy(&v, a->b, 4);
+		return (sig & PK_SIG_SIGNED) ? (uint64_t)(int64_t)(int32_t)v : v;
+	}
+	default: {
+		uint64_t v;
+
+		memcpy(&v, a->b, 8);
+		return v;
+	}
+	}
+}
+
+bool pk__site_matches(const struct pk__site_class *cl, const unsigned char *sig, unsigned n)
+{
+	unsigned i, size;
+
+	if (n != cl->n)
+		return false;
+	for (i = 0; i < n; i++) {
+		size = sig[i] & PK_SIG_SIZE;
+		switch (cl->kind[i]) {
+		case PK__SK_I32:
+		case PK__SK_U32:
+			/* int, or a narrower integer that va_arg would promote */
+			if ((sig[i] & (PK_SIG_PTR | PK_SIG_REAL)) || (size != 1 && size != 2 && size != 4))
+				return false;
+			break;
+		case PK__SK_I64:
+			if ((sig[i] & (PK_SIG_PTR | PK_SIG_REAL)) || size != 8)
+				return false;
+			break;
+		case PK__SK_DBL:
+			if (!(sig[i] & PK_SIG_REAL) || (size != 4 && size != 8))
+				return false;
+			break;
+		case PK__SK_LDBL:
+			if (!(sig[i] & PK_SIG_REAL) || size != sizeof(long double))
+				return false;
+			break;
+		case PK__SK_PTR:
+		case PK__SK_STR:
+			if (!(sig[i] & PK_SIG_PTR) || size != sizeof(void *))
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+int pk__site_pack(unsigned char *out, size_t cap, const char *fmt,
+		  const struct pk__site_class *cl, const unsigned char *sig,
+		  const union pk_arg *args, int err)
+{
+	size_t pos = PKG_HDR, n, lim;
+	int64_t star = -1;
+	unsigned i;
+
+	for (i = 0; i < cl->n; i++) {
+		const union pk_arg *a = &args[i];
+		uint64_t v;
+
+		switch (cl->kind[i]) {
+		case PK__SK_I32:
+			v = site_int(a, sig[i]);
+			/* as va_arg(int): the low 32 bits, sign-extended */
+			v = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+			star = (int32_t)(uint32_t)v;
+			goto word;
+		case PK__SK_U32:
+			v = (uint32_t)site_int(a, sig[i]);
+			goto word;
+		case PK__SK_I64:
+		case PK__SK_PTR:
+			memcpy(&v, a->b, 8);
+			goto word;
+		case PK__SK_DBL:
+			if ((sig[i] & PK_SIG_SIZE) == 4) {
+				float f;
+				double d;
+
+				memcpy(&f, a->b, sizeof(f));
+				d = f;
+				memcpy(&v, &d, 8);
+			} else {
+				memcpy(&v, a->b, 8);
+			}
+			goto word;
+		case PK__SK_LDBL: {
+			union { long double ld; unsigned char b[sizeof(long double)]; } u;
+
+			if (cap - pos < 16)
+				return -2;
+			memset(&u, 0, sizeof(u));
+			memcpy(&u.ld, a->b, sizeof(long double));
+#if LDBL_MANT_DIG == 64
+			memset(u.b + 10, 0, sizeof(u.b) - 10);
+#endif
+			memcpy(out + pos, u.b, 16);
+			pos += 16;
+			continue;
+		}
+		case PK__SK_STR: {
+			const char *str;
+
+			memcpy(&str, a->b, sizeof(str));
+			if (!str) {
+				if (cap - pos < 2)
+					return -2;
+				le_put(out + pos, PKG_STR_NULL, 2);
+				pos += 2;
+				continue;
+			}
+			lim = PK_RECORD_MAX + 1;
+			if (cl->prec[i] >= 0 && (size_t)cl->prec[i] < lim)
+				lim = (size_t)cl->prec[i];
+			else if (cl->prec[i] == -2 && star >= 0 && (uint64_t)star < lim)
+				lim = (size_t)star;
+			n = strnlen(str, lim);
+			if (cap - pos < 3 + n)
+				return -2;
+			le_put(out + pos, n, 2);
+			memcpy(out + pos + 2, str, n);
+			out[pos + 2 + n] = '\0';
+			pos += 3 + n;
+			continue;
+		}
+		default:
+			return -2;
+		}
+word:
+		if (cap - pos < 8)
+			return -2;
+		le_put(out + pos, v, 8);
+		pos += 8;
+	}
+	if (cap - pos < cl->fmt_len)
+		return -2;
+	out[0] = PK__PKG_VERSION;
+	out[1] = 0;
+	le_put(out + 2, cl->fmt_len, 2);
+	le_put(out + 4, (uint32_t)err, 4);
+	memcpy(out + pos, fmt, cl->fmt_len);
+	return (int)(pos + cl->fmt_len);
 }

@@ -37,8 +37,9 @@
 static char scratch[64];
 
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat"
 #pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option"
+#pragma GCC diagnostic ignored "-Wformat"
 #pragma GCC diagnostic ignored "-Wformat-overflow"
 #pragma GCC diagnostic ignored "-Wformat-extra-args"
 static void corpus(void)
@@ -377,6 +378,146 @@ static void test_signal_storm(void **state)
 	pk_shutdown();
 }
 
+/*
+ * Static packaging: the level macros, through pk_printk_site(), with
+ * arguments of every type va_arg would promote; each evaluated once.
+ */
+static int evaluations;
+
+static int once(int v)
+{
+	evaluations++;
+	return v;
+}
+
+static void test_static_sites(void **state)
+{
+	static const char *const fmts[] = { "%s|%d\n", "%s=%d\n" };
+	struct pk_stats st0, st1;
+	struct pk_reader *r;
+	struct pk_record rec;
+	char want[16][512], arr[8] = "array", *dyn;
+	signed char sc = -56;
+	unsigned char uc = 200;
+	short sh = -1234;
+	unsigned short us = 65000;
+	char c = 'q';
+	_Bool b = 1;
+	float f = 1.5f;
+	long double ld = -2.25L;
+	enum { E_SEVEN = 7 } e = E_SEVEN;
+	const char *volatile nul = NULL;
+	uint64_t from;
+	int i = 0, k = 0, n;
+
+	(void)state;
+	setenv("PK_CONSOLE", "", 1);
+	assert_int_equal(pk_init(NULL), 0);
+	assert_int_equal(pk_stats_get(&st0), 0);
+	from = st0.next_seq;
+	evaluations = 0;
+	pk_info("narrow %hhd %hhu %hd %hu %c %d %d %d\n", sc, uc, sh, us, c, b, e, once(3));
+	snprintf(want[k++], 512, "narrow %hhd %hhu %hd %hu %c %d %d %d", sc, uc, sh, us, c, b, e, 3);
+	pk_info("signed narrow as int %d %d %u\n", sc, sh, uc);
+	snprintf(want[k++], 512, "signed narrow as int %d %d %u", sc, sh, uc);
+	pk_info("wide %ld %lu %lld %zu %jd %td\n", -5L, 6UL, LLONG_MIN, (size_t)-1, (intmax_t)9,
+		(ptrdiff_t)-10);
+	snprintf(want[k++], 512, "wide %ld %lu %lld %zu %jd %td", -5L, 6UL, LLONG_MIN, (size_t)-1,
+		 (intmax_t)9, (ptrdiff_t)-10);
+	pk_info("real %f %e %Lf %La %g\n", f, 2.5, ld, ld, 1e-5);
+	snprintf(want[k++], 512, "real %f %e %Lf %La %g", f, 2.5, ld, ld, 1e-5);
+	pk_info("strings %s %.3s %-7s| %s %s %p\n", arr, "abcdef", "x", nul, "lit", (void *)arr);
+	snprintf(want[k++], 512, "strings %s %.3s %-7s| %s %s %p", arr, "abcdef", "x", "(null)",
+		 "lit", (void *)arr);
+	arr[0] = 'A';	/* copied at the call */
+	pk_info("star %*d|%.*s|%-*.*s|\n", 6, 42, 2, "precision", 5, 1, "yz");
+	snprintf(want[k++], 512, "star %*d|%.*s|%-*.*s|", 6, 42, 2, "precision", 5, 1, "yz");
+	pk_info("no arguments\n");
+	snprintf(want[k++], 512, "no arguments");
+	pk_info("%d %d %d %d %d %d %d %d %d %d %d %d\n", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12);
+	snprintf(want[k++], 512, "1 2 3 4 5 6 7 8 9 10 11 12");
+	pk_info("%d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+		12, 13, once(14));	/* more than a site takes: pk_printk() */
+	snprintf(want[k++], 512, "1 2 3 4 5 6 7 8 9 10 11 12 13 14");
+	errno = EPERM;
+	pk_err("errno %m after %d\n", once(1));
+	errno = EPERM;
+	snprintf(want[k++], 512, "errno %m after 1");
+	assert_int_equal(pk_stats_get(&st1), 0);
+	assert_int_equal(st1.eager, st0.eager);		/* all deferred so far */
+	/* Not a literal: the variadic path, once per format. */
+	for (n = 0; n < 2; n++) {
+		pk_info(fmts[n], n ? "b" : "a", n);
+		snprintf(want[k++], 512, n ? "%s=%d" : "%s|%d", n ? "b" : "a", n);
+	}
+	dyn = strdup("dyn %d\n");
+	pk_info(dyn, i++);
+	snprintf(want[k++], 512, "dyn 0");
+	free(dyn);
+	assert_int_equal(i, 1);
+	assert_int_equal(evaluations, 3);	/* every argument once */
+	pk_flush(1000);
+	r = pk_reader_open();
+	assert_non_null(r);
+	pk_reader_seek(r, from);
+	for (n = 0; n < k; n++) {
+		assert_int_equal(pk_reader_next(r, &rec), 1);
+		assert_string_equal(rec.text, want[n]);
+	}
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	pk_reader_close(r);
+	pk_shutdown();
+	unsetenv("PK_CONSOLE");
+}
+
+/*
+ * pk_printk_site() itself: a site is packed only when the signature fits
+ * its conversions; otherwise it returns PK_SITE_VARIADIC for good and
+ * stores nothing.
+ */
+static void test_site_signatures(void **state)
+{
+	static struct pk_site ok, wrong_size, wrong_class, wrong_count, unpackable, refused;
+	union pk_arg a[2];
+	const unsigned char sig_int[] = { 4 | PK_SIG_SIGNED };
+	const unsigned char sig_long[] = { 8 | PK_SIG_SIGNED };
+	const unsigned char sig_ptr[] = { 8 | PK_SIG_PTR };
+	int v = 77;
+	long lv = 5;
+	struct pk_stats st0, st1;
+
+	(void)state;
+	setenv("PK_CONSOLE", "", 1);
+	assert_int_equal(pk_init(NULL), 0);
+	memset(a, 0, sizeof(a));
+	memcpy(a[0].b, &v, sizeof(v));
+	assert_int_equal(pk_stats_get(&st0), 0);
+	assert_true(pk_printk_site(&ok, PK_INFO, "v=%d\n", sig_int, 1, a) > 0);
+	assert_true(pk_printk_site(&ok, PK_INFO, "v=%d\n", sig_int, 1, a) > 0);
+	memcpy(a[0].b, &lv, sizeof(lv));
+	assert_int_equal(pk_printk_site(&wrong_size, PK_INFO, "v=%d\n", sig_long, 1, a),
+			 PK_SITE_VARIADIC);
+	assert_int_equal(pk_printk_site(&wrong_class, PK_INFO, "v=%ld\n", sig_ptr, 1, a),
+			 PK_SITE_VARIADIC);
+	assert_int_equal(pk_printk_site(&wrong_count, PK_INFO, "v=%d %d\n", sig_int, 1, a),
+			 PK_SITE_VARIADIC);
+	assert_int_equal(pk_printk_site(&unpackable, PK_INFO, "open %d", sig_int, 1, a),
+			 PK_SITE_VARIADIC);
+	assert_int_equal(pk_printk_site(&refused, PK_INFO, "%n\n", sig_ptr, 1, a),
+			 PK_SITE_VARIADIC);
+	/* Decided for good: another call says the same, the format is not read again. */
+	assert_int_equal(pk_printk_site(&wrong_size, PK_INFO, "v=%d\n", sig_int, 1, a),
+			 PK_SITE_VARIADIC);
+	/* The same site with another format pointer: never packed. */
+	assert_int_equal(pk_printk_site(&ok, PK_INFO, "v2=%d\n", sig_int, 1, a), PK_SITE_VARIADIC);
+	assert_int_equal(pk_stats_get(&st1), 0);
+	assert_int_equal(st1.stored, st0.stored + 2);
+	pk_shutdown();
+	/* Not set up: the caller's pk_printk() initialises. */
+	assert_int_equal(pk_printk_site(&ok, PK_INFO, "v=%d\n", sig_int, 1, a), PK_SITE_VARIADIC);
+	unsetenv("PK_CONSOLE");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +526,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_postmortem_pkmsg),
 		cmocka_unit_test(test_damaged_package),
 		cmocka_unit_test(test_signal_storm),
+		cmocka_unit_test(test_static_sites),
+		cmocka_unit_test(test_site_signatures),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

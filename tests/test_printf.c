@@ -824,7 +824,7 @@ static void test_printk_deferred(void **state)
 	errno = EACCES;
 	assert_true(pk_printk(PK_INFO, "%m|%s|%'d|%.3La|%p|%lc|%-6.2s|%*.*e|%%|%hhx\n", str,
 			      1234567, 1.0L, (void *)str, (wint_t)0x57, "abc", 12, 3, -0.0,
-			      0x1ff) > 0);
+			      (unsigned char)0xab) > 0);
 	strcpy(str, "after");
 	assert_true(pk_printk(PK_INFO, "%s and %.3s and %s\n", none, "abcdef", "") > 0);
 	assert_int_equal(pk_stats_get(&st1), 0);
@@ -849,7 +849,7 @@ static void test_printk_deferred(void **state)
 			errno = EACCES;
 			snprintf(want, sizeof(want), "%m|%s|%'d|%.3La|%p|%lc|%-6.2s|%*.*e|%%|%hhx",
 				 "before", 1234567, 1.0L, (void *)str, (wint_t)0x57, "abc", 12, 3,
-				 -0.0, 0x1ff);
+				 -0.0, (unsigned char)0xab);
 			break;
 		case 1:
 			snprintf(want, sizeof(want), "(null) and abc and ");

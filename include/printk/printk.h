@@ -150,7 +150,7 @@ struct pk_config {
  *
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
- * PK_CRASH_HANDLER=1.  A malformed variable is reported once on stderr and
+ * PK_CRASH_HANDLER=1, PK_EAGER=1.  A malformed variable is reported once on stderr and
  * the default is kept.
  *
  * PK_BUFFER_SIZE is the size of the store's data ring (the record text
@@ -323,7 +323,12 @@ int pk_get_loglevel(void);
  * without a waiter and waits at most 1 s for a handoff; thread mode only
  * stores; legacy mode may print for as long as others log (the baseline).
  * Context: any thread, async-signal-safe, emergency-safe.
- * Return: bytes of text stored (>= 0), or a negative errno: -EINVAL for a
+ * A line (a format ending in a newline) is stored as its format and
+ * arguments and formatted when it is printed or read (deferred
+ * formatting, see pk_printk(3)); PK_CFG_EAGER formats at the call.
+ *
+ * Return: bytes stored (>= 0: the text formatted at the call, or the
+ * package of a deferred line), or a negative errno: -EINVAL for a
  * NULL @fmt or a %n conversion, -ENOBUFS if the record was lost because the
  * store was overrun while it was being written, -EBUSY if another thread
  * is panicking (its report must not be pushed out of the store), -ENOMEM/-EAGAIN if
@@ -441,14 +446,207 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 #define PK__ON_7	0
 #endif
 
-#define pk_emerg(...)	pk_printk(PK_EMERG, __VA_ARGS__)
-#define pk_alert(...)	PK__PICK(1, pk_printk, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)
-#define pk_crit(...)	PK__PICK(2, pk_printk, PK__STRIPPED)(PK_CRIT, __VA_ARGS__)
-#define pk_err(...)	PK__PICK(3, pk_printk, PK__STRIPPED)(PK_ERR, __VA_ARGS__)
-#define pk_warn(...)	PK__PICK(4, pk_printk, PK__STRIPPED)(PK_WARNING, __VA_ARGS__)
-#define pk_notice(...)	PK__PICK(5, pk_printk, PK__STRIPPED)(PK_NOTICE, __VA_ARGS__)
-#define pk_info(...)	PK__PICK(6, pk_printk, PK__STRIPPED)(PK_INFO, __VA_ARGS__)
-#define pk_debug(...)	PK__PICK(7, pk_printk, PK__STRIPPED)(PK_DEBUG, __VA_ARGS__)
+/*
+ * STATIC PACKAGING
+ *
+ * With deferred formatting (the default, see pk_printk()) a line is
+ * stored as its format and arguments.  pk_printk() finds the arguments'
+ * types by reading the format on each call.  The level macros below
+ * (pk_emerg() .. pk_debug()), compiled as C by GCC or Clang, do better:
+ * each call site classifies its arguments at compile time (size, integer,
+ * pointer or floating point, signedness, with _Generic and
+ * __builtin_classify_type), and hands them to pk_printk_site() in an
+ * array.  The site's format is read once, on its first call, and what it
+ * found is kept in the site's static struct pk_site, so that later calls
+ * do no format parsing at all.  A site whose format is not a string
+ * literal, takes more than PK_SITE_ARGS arguments, or whose arguments do
+ * not match its conversions exactly (what -Wformat warns about), calls
+ * pk_printk() instead, as C++ and other compilers always do.  Define
+ * PK_NO_STATIC_PACK before including this header to turn it off.
+ */
+#define PK_SITE_ARGS	12
+
+/* A call site's state: zero-initialised static storage, owned by libprintk. */
+struct pk_site {
+	uint64_t opaque[8];
+};
+
+/* One argument of a call site, its bytes as the caller's type holds them. */
+union pk_arg {
+	unsigned char b[16];
+	long double ld;
+	uint64_t u;
+};
+
+/* An argument's signature byte: size in bytes, and what it is. */
+#define PK_SIG_SIZE	0x1fu
+#define PK_SIG_PTR	0x20u	/* a pointer */
+#define PK_SIG_REAL	0x40u	/* floating point */
+#define PK_SIG_SIGNED	0x80u	/* a signed integer */
+
+/* What pk_printk_site() returns when the caller must call pk_printk(). */
+#define PK_SITE_VARIADIC	(-1000)
+
+/**
+ * pk_printk_site() - pk_printk() for a call site whose arguments were
+ * classified at compile time (the level macros; see STATIC PACKAGING).
+ * @site:  the site's static state, zero-initialised.
+ * @level: as for pk_printk().
+ * @fmt:   a string literal, the same on every call of the site.
+ * @sig:   @n signature bytes (PK_SIG_*), one per argument.
+ * @n:     the number of arguments (at most PK_SITE_ARGS).
+ * @args:  the arguments.
+ * Context: as pk_printk(): any thread, async-signal-safe, lock-free.
+ * Return: as pk_printk() for a line it stored (the package's bytes), or
+ * PK_SITE_VARIADIC: nothing was done, call pk_printk() with the same
+ * arguments (the site cannot be packed this way, deferred formatting is
+ * off, the library is not set up yet, or another thread is classifying
+ * the site right now).
+ */
+int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
+		   unsigned n, const union pk_arg *args);
+
+#if !defined(__cplusplus) && defined(__GNUC__) && defined(__STDC_VERSION__) && \
+	__STDC_VERSION__ >= 201112L && !defined(PK_NO_STATIC_PACK) && !defined(PK_BUILDING_LIB)
+#define PK__STATIC_PACK 1
+#endif
+
+#ifdef PK__STATIC_PACK
+/*
+ * The macros take the format and the arguments as one list, so that no
+ * call needs GNU's ", ##__VA_ARGS__" (pedantic builds warn about it).
+ * PK__NARGS: the length of the list, 1 to 33.
+ */
+#define PK__NARGS(...)	PK__NARGS_(__VA_ARGS__, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, \
+			   22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, \
+			   5, 4, 3, 2, 1, 0)
+#define PK__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, \
+		   _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, \
+		   _31, _32, _33, n, ...)	n
+#define PK__FIRST(...)		PK__FIRST_(__VA_ARGS__, 0)
+#define PK__FIRST_(f, ...)	f
+#define PK__CAT2(a, b)		PK__CAT2_(a, b)
+#define PK__CAT2_(a, b)		a##b
+/* The argument as va_arg would see it before promotion: arrays decayed, no qualifiers. */
+#define PK__DECAY(a)	((void)0, (a))
+#define PK__TYPE(a)	__typeof__(PK__DECAY(a))
+/*
+ * The signature of argument @i, from its temporary pk__t<i> (unevaluated):
+ * its size, and __builtin_classify_type's 5 (a pointer) or 8 (floating
+ * point); the signedness of an integer narrower than int, which va_arg
+ * would have sign- or zero-extended.
+ */
+#define PK__SIGNED(t)							\
+	_Generic(t, char: (char)-1 < 0, signed char: 1, short: 1, int: 1, long: 1,	\
+		 long long: 1, default: 0)
+#define PK__SIG(i, a)							\
+	(unsigned char)(sizeof(pk__t##i) |					\
+			(__builtin_classify_type(pk__t##i) == 5 ? PK_SIG_PTR : 0) |	\
+			(__builtin_classify_type(pk__t##i) == 8 ? PK_SIG_REAL : 0) |	\
+			(PK__SIGNED(pk__t##i) ? PK_SIG_SIGNED : 0)),
+#define PK__TMP(i, a)	PK__TYPE(a) pk__t##i = (a);
+#define PK__PUT(i, a)	__builtin_memcpy(pk__a_[i - 1].b, &pk__t##i, sizeof(pk__t##i));
+#define PK__USE(i, a)	, pk__t##i
+/* PK__EACH(m, fmt, a, b, ...): m(1, a) m(2, b) ..., for up to PK_SITE_ARGS arguments. */
+#define PK__EACH(m, ...)	PK__CAT2(PK__EACH_, PK__NARGS(__VA_ARGS__))(m, __VA_ARGS__)
+#define PK__EACH_1(m, f)
+#define PK__EACH_2(m, f, a)	m(1, a)
+#define PK__EACH_3(m, f, a, b)	m(1, a) m(2, b)
+#define PK__EACH_4(m, f, a, b, c)	m(1, a) m(2, b) m(3, c)
+#define PK__EACH_5(m, f, a, b, c, d)	PK__EACH_4(m, f, a, b, c) m(4, d)
+#define PK__EACH_6(m, f, a, b, c, d, e)	PK__EACH_5(m, f, a, b, c, d) m(5, e)
+#define PK__EACH_7(m, f, a, b, c, d, e, g)	PK__EACH_6(m, f, a, b, c, d, e) m(6, g)
+#define PK__EACH_8(m, f, a, b, c, d, e, g, h)	PK__EACH_7(m, f, a, b, c, d, e, g) m(7, h)
+#define PK__EACH_9(m, f, a, b, c, d, e, g, h, i)	\
+	PK__EACH_8(m, f, a, b, c, d, e, g, h) m(8, i)
+#define PK__EACH_10(m, f, a, b, c, d, e, g, h, i, j)	\
+	PK__EACH_9(m, f, a, b, c, d, e, g, h, i) m(9, j)
+#define PK__EACH_11(m, f, a, b, c, d, e, g, h, i, j, k)	\
+	PK__EACH_10(m, f, a, b, c, d, e, g, h, i, j) m(10, k)
+#define PK__EACH_12(m, f, a, b, c, d, e, g, h, i, j, k, l)	\
+	PK__EACH_11(m, f, a, b, c, d, e, g, h, i, j, k) m(11, l)
+#define PK__EACH_13(m, f, a, b, c, d, e, g, h, i, j, k, l, o)	\
+	PK__EACH_12(m, f, a, b, c, d, e, g, h, i, j, k, l) m(12, o)
+
+/*
+ * PK__LEVEL_CALL(level, fmt, args...): PK__SITE for up to PK_SITE_ARGS
+ * arguments, pk_printk() for more (up to 32: PK__NARGS counts no further).
+ */
+#define PK__LEVEL_CALL(level, ...)	\
+	PK__CAT2(PK__SEL_, PK__NARGS(__VA_ARGS__))(level, __VA_ARGS__)
+#define PK__PLAIN(level, ...)	pk_printk(level, __VA_ARGS__)
+#define PK__SEL_1	PK__SITE
+#define PK__SEL_2	PK__SITE
+#define PK__SEL_3	PK__SITE
+#define PK__SEL_4	PK__SITE
+#define PK__SEL_5	PK__SITE
+#define PK__SEL_6	PK__SITE
+#define PK__SEL_7	PK__SITE
+#define PK__SEL_8	PK__SITE
+#define PK__SEL_9	PK__SITE
+#define PK__SEL_10	PK__SITE
+#define PK__SEL_11	PK__SITE
+#define PK__SEL_12	PK__SITE
+#define PK__SEL_13	PK__SITE
+#define PK__SEL_14	PK__PLAIN
+#define PK__SEL_15	PK__PLAIN
+#define PK__SEL_16	PK__PLAIN
+#define PK__SEL_17	PK__PLAIN
+#define PK__SEL_18	PK__PLAIN
+#define PK__SEL_19	PK__PLAIN
+#define PK__SEL_20	PK__PLAIN
+#define PK__SEL_21	PK__PLAIN
+#define PK__SEL_22	PK__PLAIN
+#define PK__SEL_23	PK__PLAIN
+#define PK__SEL_24	PK__PLAIN
+#define PK__SEL_25	PK__PLAIN
+#define PK__SEL_26	PK__PLAIN
+#define PK__SEL_27	PK__PLAIN
+#define PK__SEL_28	PK__PLAIN
+#define PK__SEL_29	PK__PLAIN
+#define PK__SEL_30	PK__PLAIN
+#define PK__SEL_31	PK__PLAIN
+#define PK__SEL_32	PK__PLAIN
+#define PK__SEL_33	PK__PLAIN
+
+/*
+ * PK__SITE(level, fmt, args...): evaluate each argument once into a
+ * temporary, then either the packed call or pk_printk() with the
+ * temporaries (which -Wformat checks as it would the arguments).
+ */
+#define PK__SITE(level, ...)								\
+	__extension__ ({								\
+		int pk__r_;								\
+		PK__EACH(PK__TMP, __VA_ARGS__)						\
+		if (__builtin_constant_p(PK__FIRST(__VA_ARGS__))) {			\
+			static struct pk_site pk__s_;					\
+			static const unsigned char pk__sig_[] = {			\
+				PK__EACH(PK__SIG, __VA_ARGS__) 0 };			\
+			union pk_arg pk__a_[PK__NARGS(__VA_ARGS__)] = { { { 0 } } };	\
+			PK__EACH(PK__PUT, __VA_ARGS__)					\
+			pk__r_ = pk_printk_site(&pk__s_, (level), PK__FIRST(__VA_ARGS__),	\
+						pk__sig_, PK__NARGS(__VA_ARGS__) - 1,	\
+						pk__a_);				\
+		} else {								\
+			pk__r_ = PK_SITE_VARIADIC;					\
+		}									\
+		if (pk__r_ == PK_SITE_VARIADIC)						\
+			pk__r_ = pk_printk((level), PK__FIRST(__VA_ARGS__)		\
+					   PK__EACH(PK__USE, __VA_ARGS__));		\
+		pk__r_;									\
+	})
+#else
+#define PK__LEVEL_CALL(level, ...)	pk_printk(level, __VA_ARGS__)
+#endif
+
+#define pk_emerg(...)	PK__LEVEL_CALL(PK_EMERG, __VA_ARGS__)
+#define pk_alert(...)	PK__PICK(1, PK__LEVEL_CALL, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)
+#define pk_crit(...)	PK__PICK(2, PK__LEVEL_CALL, PK__STRIPPED)(PK_CRIT, __VA_ARGS__)
+#define pk_err(...)	PK__PICK(3, PK__LEVEL_CALL, PK__STRIPPED)(PK_ERR, __VA_ARGS__)
+#define pk_warn(...)	PK__PICK(4, PK__LEVEL_CALL, PK__STRIPPED)(PK_WARNING, __VA_ARGS__)
+#define pk_notice(...)	PK__PICK(5, PK__LEVEL_CALL, PK__STRIPPED)(PK_NOTICE, __VA_ARGS__)
+#define pk_info(...)	PK__PICK(6, PK__LEVEL_CALL, PK__STRIPPED)(PK_INFO, __VA_ARGS__)
+#define pk_debug(...)	PK__PICK(7, PK__LEVEL_CALL, PK__STRIPPED)(PK_DEBUG, __VA_ARGS__)
 /*
  * pk_cont() - append to this thread's open record (one stored without a
  * trailing newline), or start a record flagged PK_REC_CONT if it can no
