@@ -539,34 +539,37 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 #define PK__SIGNED(t)							\
 	_Generic(t, char: (char)-1 < 0, signed char: 1, short: 1, int: 1, long: 1,	\
 		 long long: 1, default: 0)
-#define PK__SIG(i, a)							\
-	(unsigned char)(sizeof(pk__t##i) |					\
-			(__builtin_classify_type(pk__t##i) == 5 ? PK_SIG_PTR : 0) |	\
-			(__builtin_classify_type(pk__t##i) == 8 ? PK_SIG_REAL : 0) |	\
-			(PK__SIGNED(pk__t##i) ? PK_SIG_SIGNED : 0)),
-#define PK__TMP(i, a)	PK__TYPE(a) pk__t##i = (a);
-#define PK__PUT(i, a)	__builtin_memcpy(pk__a_[i - 1].b, &pk__t##i, sizeof(pk__t##i));
-#define PK__USE(i, a)	, pk__t##i
-/* PK__EACH(m, fmt, a, b, ...): m(1, a) m(2, b) ..., for up to PK_SITE_ARGS arguments. */
-#define PK__EACH(m, ...)	PK__CAT2(PK__EACH_, PK__NARGS(__VA_ARGS__))(m, __VA_ARGS__)
-#define PK__EACH_1(m, f)
-#define PK__EACH_2(m, f, a)	m(1, a)
-#define PK__EACH_3(m, f, a, b)	m(1, a) m(2, b)
-#define PK__EACH_4(m, f, a, b, c)	m(1, a) m(2, b) m(3, c)
-#define PK__EACH_5(m, f, a, b, c, d)	PK__EACH_4(m, f, a, b, c) m(4, d)
-#define PK__EACH_6(m, f, a, b, c, d, e)	PK__EACH_5(m, f, a, b, c, d) m(5, e)
-#define PK__EACH_7(m, f, a, b, c, d, e, g)	PK__EACH_6(m, f, a, b, c, d, e) m(6, g)
-#define PK__EACH_8(m, f, a, b, c, d, e, g, h)	PK__EACH_7(m, f, a, b, c, d, e, g) m(7, h)
-#define PK__EACH_9(m, f, a, b, c, d, e, g, h, i)	\
-	PK__EACH_8(m, f, a, b, c, d, e, g, h) m(8, i)
-#define PK__EACH_10(m, f, a, b, c, d, e, g, h, i, j)	\
-	PK__EACH_9(m, f, a, b, c, d, e, g, h, i) m(9, j)
-#define PK__EACH_11(m, f, a, b, c, d, e, g, h, i, j, k)	\
-	PK__EACH_10(m, f, a, b, c, d, e, g, h, i, j) m(10, k)
-#define PK__EACH_12(m, f, a, b, c, d, e, g, h, i, j, k, l)	\
-	PK__EACH_11(m, f, a, b, c, d, e, g, h, i, j, k) m(11, l)
-#define PK__EACH_13(m, f, a, b, c, d, e, g, h, i, j, k, l, o)	\
-	PK__EACH_12(m, f, a, b, c, d, e, g, h, i, j, k, l) m(12, o)
+#define PK__T(u, i)	PK__CAT2(PK__CAT2(pk__t, u), PK__CAT2(_, i))
+#define PK__V(name, u)	PK__CAT2(name, u)
+#define PK__SIG(u, i, a)							\
+	(unsigned char)(sizeof(PK__T(u, i)) |					\
+			(__builtin_classify_type(PK__T(u, i)) == 5 ? PK_SIG_PTR : 0) |	\
+			(__builtin_classify_type(PK__T(u, i)) == 8 ? PK_SIG_REAL : 0) |	\
+			(PK__SIGNED(PK__T(u, i)) ? PK_SIG_SIGNED : 0)),
+#define PK__TMP(u, i, a)	PK__TYPE(a) PK__T(u, i) = (a);
+#define PK__PUT(u, i, a)	__builtin_memcpy(PK__V(pk__a, u)[i - 1].b, &PK__T(u, i),	\
+					 sizeof(PK__T(u, i)));
+#define PK__USE(u, i, a)	, PK__T(u, i)
+/* PK__EACH(m, u, fmt, a, b, ...): m(u, 1, a) m(u, 2, b) ..., up to PK_SITE_ARGS arguments. */
+#define PK__EACH(m, u, ...)	PK__CAT2(PK__EACH_, PK__NARGS(__VA_ARGS__))(m, u, __VA_ARGS__)
+#define PK__EACH_1(m, u, f)
+#define PK__EACH_2(m, u, f, a)	m(u, 1, a)
+#define PK__EACH_3(m, u, f, a, b)	m(u, 1, a) m(u, 2, b)
+#define PK__EACH_4(m, u, f, a, b, c)	m(u, 1, a) m(u, 2, b) m(u, 3, c)
+#define PK__EACH_5(m, u, f, a, b, c, d)	PK__EACH_4(m, u, f, a, b, c) m(u, 4, d)
+#define PK__EACH_6(m, u, f, a, b, c, d, e)	PK__EACH_5(m, u, f, a, b, c, d) m(u, 5, e)
+#define PK__EACH_7(m, u, f, a, b, c, d, e, g)	PK__EACH_6(m, u, f, a, b, c, d, e) m(u, 6, g)
+#define PK__EACH_8(m, u, f, a, b, c, d, e, g, h)	PK__EACH_7(m, u, f, a, b, c, d, e, g) m(u, 7, h)
+#define PK__EACH_9(m, u, f, a, b, c, d, e, g, h, i)	\
+	PK__EACH_8(m, u, f, a, b, c, d, e, g, h) m(u, 8, i)
+#define PK__EACH_10(m, u, f, a, b, c, d, e, g, h, i, j)	\
+	PK__EACH_9(m, u, f, a, b, c, d, e, g, h, i) m(u, 9, j)
+#define PK__EACH_11(m, u, f, a, b, c, d, e, g, h, i, j, k)	\
+	PK__EACH_10(m, u, f, a, b, c, d, e, g, h, i, j) m(u, 10, k)
+#define PK__EACH_12(m, u, f, a, b, c, d, e, g, h, i, j, k, l)	\
+	PK__EACH_11(m, u, f, a, b, c, d, e, g, h, i, j, k) m(u, 11, l)
+#define PK__EACH_13(m, u, f, a, b, c, d, e, g, h, i, j, k, l, o)	\
+	PK__EACH_12(m, u, f, a, b, c, d, e, g, h, i, j, k, l) m(u, 12, o)
 
 /*
  * PK__LEVEL_CALL(level, fmt, args...): PK__SITE for up to PK_SITE_ARGS
@@ -612,28 +615,31 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 /*
  * PK__SITE(level, fmt, args...): evaluate each argument once into a
  * temporary, then either the packed call or pk_printk() with the
- * temporaries (which -Wformat checks as it would the arguments).
+ * temporaries (which -Wformat checks as it would the arguments).  The
+ * names carry __COUNTER__, so that a call inside another's argument
+ * shadows nothing (-Wshadow).
  */
-#define PK__SITE(level, ...)								\
+#define PK__SITE(level, ...)	PK__SITE_(__COUNTER__, level, __VA_ARGS__)
+#define PK__SITE_(u, level, ...)							\
 	__extension__ ({								\
-		int pk__r_;								\
-		PK__EACH(PK__TMP, __VA_ARGS__)						\
+		int PK__V(pk__r, u);							\
+		PK__EACH(PK__TMP, u, __VA_ARGS__)					\
 		if (__builtin_constant_p(PK__FIRST(__VA_ARGS__))) {			\
-			static struct pk_site pk__s_;					\
-			static const unsigned char pk__sig_[] = {			\
-				PK__EACH(PK__SIG, __VA_ARGS__) 0 };			\
-			union pk_arg pk__a_[PK__NARGS(__VA_ARGS__)] = { { { 0 } } };	\
-			PK__EACH(PK__PUT, __VA_ARGS__)					\
-			pk__r_ = pk_printk_site(&pk__s_, (level), PK__FIRST(__VA_ARGS__),	\
-						pk__sig_, PK__NARGS(__VA_ARGS__) - 1,	\
-						pk__a_);				\
+			static struct pk_site PK__V(pk__s, u);				\
+			static const unsigned char PK__V(pk__sig, u)[] = {		\
+				PK__EACH(PK__SIG, u, __VA_ARGS__) 0 };			\
+			union pk_arg PK__V(pk__a, u)[PK__NARGS(__VA_ARGS__)] = { { { 0 } } };	\
+			PK__EACH(PK__PUT, u, __VA_ARGS__)				\
+			PK__V(pk__r, u) = pk_printk_site(&PK__V(pk__s, u), (level),	\
+						PK__FIRST(__VA_ARGS__), PK__V(pk__sig, u),	\
+						PK__NARGS(__VA_ARGS__) - 1, PK__V(pk__a, u));	\
 		} else {								\
-			pk__r_ = PK_SITE_VARIADIC;					\
+			PK__V(pk__r, u) = PK_SITE_VARIADIC;				\
 		}									\
-		if (pk__r_ == PK_SITE_VARIADIC)						\
-			pk__r_ = pk_printk((level), PK__FIRST(__VA_ARGS__)		\
-					   PK__EACH(PK__USE, __VA_ARGS__));		\
-		pk__r_;									\
+		if (PK__V(pk__r, u) == PK_SITE_VARIADIC)				\
+			PK__V(pk__r, u) = pk_printk((level), PK__FIRST(__VA_ARGS__)	\
+					   PK__EACH(PK__USE, u, __VA_ARGS__));		\
+		PK__V(pk__r, u);							\
 	})
 #else
 #define PK__LEVEL_CALL(level, ...)	pk_printk(level, __VA_ARGS__)
