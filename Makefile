@@ -19,7 +19,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 all: build
 
 deps:
-	@sh scripts/deps.sh
+	@sh scripts/deps.sh $(DEPS_SET)
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON $(CMAKE_FLAGS) >/dev/null
@@ -49,6 +49,8 @@ install: deps
 	@cmake --build $(INSTBUILD) -j $(JOBS)
 	cmake --install $(INSTBUILD)
 
+# The demo's dependencies include LTTng for pkbench's LTTng-UST row.
+demo: DEPS_SET = bench
 demo: build
 	$(BUILD)/bench/pkbench demo
 

@@ -104,10 +104,12 @@ static int latency_child(void *arg, void *out)
 	int i, rc;
 
 	r->status = 0;
+	pkb_peer_why[0] = '\0';
 	rc = j->lg->open(j->lg, j->path, 0);
 	if (rc < 0) {
 		r->status = rc;
-		snprintf(r->why, sizeof(r->why), "open: %s", strerror(-rc));
+		snprintf(r->why, sizeof(r->why), "open: %s",
+			 pkb_peer_why[0] ? pkb_peer_why : strerror(-rc));
 		return 1;
 	}
 	t = aligned_alloc(64, sizeof(*t) * (size_t)j->threads);
@@ -136,6 +138,10 @@ static int latency_child(void *arg, void *out)
 	j->lg->close();
 	if (!strcmp(j->lg->where, "file") || !strcmp(j->lg->where, "store only"))
 		scan_file(j->path, r);
+	else if (j->lg->count && j->lg->count(r->calls, &r->file_lines, &r->file_dropped) < 0) {
+		r->status = -EIO;
+		snprintf(r->why, sizeof(r->why), "%s could not say what it recorded", j->lg->name);
+	}
 	return 0;
 }
 

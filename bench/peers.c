@@ -3,7 +3,8 @@
  * peers.c - the loggers of the latency and crash tables: libprintk in each
  * mode (with its console filtered out by loglevel, so only the store path
  * runs, or printing to a file), spdlog (peers_spdlog.cpp), fprintf(3) to a
- * file and syslog(3); and two reference rows, the message formatted into a
+ * file, syslog(3) and an LTTng-UST tracepoint recorded by a session
+ * (peers_lttng.c); and two reference rows, the message formatted into a
  * stack buffer and an empty call, which show what part of every row is the
  * formatter and what part is the harness's clock.
  */
@@ -27,10 +28,14 @@
 #define PK_NO_HANDLER	0x200	/* no crash handler, even in the crash table */
 
 size_t pkb_peer_buffer_size;
+unsigned long pkb_peer_records;
+char pkb_peer_why[120];
 
 void pkb_peer_size_store(unsigned long records)
 {
 	size_t want = (size_t)records * 256, size = PK_BUFFER_SIZE_DEFAULT;
+
+	pkb_peer_records = records;
 
 	while (size < want && size < PK_BUFFER_SIZE_MAX)
 		size <<= 1;
@@ -195,6 +200,22 @@ static void syslog_close(void)
 	closelog();
 }
 
+/* ---- LTTng-UST (peers_lttng.c) ---- */
+
+#ifndef PKB_HAVE_LTTNG
+static int lttng_missing(const struct pkb_logger *lg, char *why, size_t n)
+{
+	(void)lg;
+	snprintf(why, n, "built without LTTng-UST (liblttng-ust-dev 2.13 or later not found)");
+	return 0;
+}
+#define pkb_lttng_available	lttng_missing
+#define pkb_lttng_open		NULL
+#define pkb_lttng_log		NULL
+#define pkb_lttng_close		NULL
+#define pkb_lttng_count		NULL
+#endif
+
 #define PK_LOGGER(n, w, a, t) \
 	{ .name = n, .where = w, .arg = a, .tables = t, .available = always, \
 	  .open = pk_open, .log = pk_log, .close = pk_close }
@@ -217,6 +238,9 @@ const struct pkb_logger pkb_loggers[] = {
 	{ .name = "syslog(3)", .where = "syslog daemon", .tables = PKB_IN_LATENCY,
 	  .available = syslog_available, .open = syslog_open, .log = syslog_log,
 	  .close = syslog_close },
+	{ .name = "lttng-ust tracepoint (recording)", .where = "lttng trace",
+	  .tables = PKB_IN_LATENCY, .available = pkb_lttng_available, .open = pkb_lttng_open,
+	  .log = pkb_lttng_log, .close = pkb_lttng_close, .count = pkb_lttng_count },
 	{ .name = "(format only)", .where = "reference", .tables = PKB_IN_LATENCY,
 	  .available = always, .open = nothing_open, .log = format_only_log,
 	  .close = nothing_close },

@@ -10,6 +10,7 @@
 #define PKB_PEERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define PKB_PEER_MSG	"buffer has consumed %ld bytes of extra storage, current allocation: %ld bytes"
 #define PKB_PEER_MARK	"buffer has consumed "
@@ -33,6 +34,12 @@ struct pkb_logger {
 	void (*log)(long a, long b);
 	/* Flush everything and tear down. */
 	void (*close)(void);
+	/*
+	 * Optional, for a logger that writes no file: after close(), what it
+	 * recorded of @calls and what it reports having dropped.  0, or -1 if
+	 * it cannot tell.
+	 */
+	int (*count)(uint64_t calls, uint64_t *found, uint64_t *dropped);
 };
 
 extern const struct pkb_logger pkb_loggers[];
@@ -44,7 +51,18 @@ extern const int pkb_nloggers;
  * console prints it and every logger writes every line.
  */
 extern size_t pkb_peer_buffer_size;
+extern unsigned long pkb_peer_records;	/* the records of the next run */
 void pkb_peer_size_store(unsigned long records);
+
+/* Why open() failed when its errno does not say it; cleared before each open(). */
+extern char pkb_peer_why[120];
+
+/* peers_lttng.c, built when liblttng-ust-dev (2.13 or later) is found */
+int pkb_lttng_available(const struct pkb_logger *lg, char *why, size_t n);
+int pkb_lttng_open(const struct pkb_logger *lg, const char *path, unsigned flags);
+void pkb_lttng_log(long a, long b);
+void pkb_lttng_close(void);
+int pkb_lttng_count(uint64_t calls, uint64_t *found, uint64_t *dropped);
 
 /* peers_spdlog.cpp */
 #ifdef __cplusplus

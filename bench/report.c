@@ -263,7 +263,12 @@ static void lat_lines(FILE *f, const struct pkb_lat_result *r)
 void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 {
 	const struct pkb_latency_opts *o = rep->lat_opts;
-	int ti, i;
+	int ti, i, w = 18;
+
+	/* The logger column fits the longest name. */
+	for (i = 0; i < rep->nlat; i++)
+		if ((int)strlen(rep->lat[i].name) > w)
+			w = (int)strlen(rep->lat[i].name);
 
 	fprintf(f, "\nlatency: per-call time, message \"%s\"\n",
 		"buffer has consumed %ld bytes of extra storage, current allocation: %ld bytes");
@@ -272,16 +277,16 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 	for (ti = 0; ti < o->nthreads; ti++) {
 		int th = o->threads[ti];
 
-		fprintf(f, "\n%d thread%s  %-29s %-36s %-36s %s\n", th, th == 1 ? " " : "s", "",
+		fprintf(f, "\n%d thread%s  %-*s %-36s %-36s %s\n", th, th == 1 ? " " : "s", w + 11, "",
 			"| burst", "| sustained", "| lines in file");
-		fprintf(f, "%-18s %-12s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "logger", "output",
+		fprintf(f, "%-*s %-12s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", w, "logger", "output",
 			"p50", "p99", "p99.9", "max", "p50", "p99", "p99.9", "max", "burst/sust.");
 		for (i = 0; i < rep->nlat; i++) {
 			const struct pkb_lat_result *r = &rep->lat[i], *s;
 
 			if (r->threads != th || r->variant != PKB_BURST)
 				continue;
-			fprintf(f, "%-18s %-12s", r->name, r->where);
+			fprintf(f, "%-*s %-12s", w, r->name, r->where);
 			if (r->status == 1) {
 				fprintf(f, " skipped: %s\n", r->why);
 				continue;

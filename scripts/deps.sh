@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh [ci] - make sure the Debian packages libprintk needs are installed.
+# deps.sh [ci|bench] - make sure the Debian packages libprintk needs are installed.
 # As root, missing packages are installed with apt-get; otherwise the exact
 # apt-get line is printed and the script fails.
 set -e
@@ -8,6 +8,12 @@ if [ "$1" = ci ]; then
 	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
 	# its RELP input (test_relp), and man with groff for the man_pages test.
 	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base"
+fi
+if [ "$1" = bench ]; then
+	# pkbench's LTTng-UST row (make demo).  Under systemd, Debian's
+	# lttng-tools package enables and starts the lttng-sessiond service;
+	# elsewhere scripts/lttng-session.sh starts a daemon.
+	PKGS="$PKGS lttng-tools liblttng-ust-dev"
 fi
 missing=""
 for p in $PKGS; do
