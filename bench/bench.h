@@ -10,6 +10,7 @@
 #ifndef PKB_BENCH_H
 #define PKB_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #define PKB_MAX_THREADS		64
 #define PKB_MAX_SHARES		(PKB_MAX_THREADS + 8)
 #define PKB_MAX_STORM_RUNS	16
-#define PKB_MAX_LAT_RUNS	64
+#define PKB_MAX_LAT_RUNS	128
 #define PKB_MAX_CRASH_RUNS	16
 
 /* The storm's flush-mode variants. */
@@ -116,7 +117,13 @@ struct pkb_latency_opts {
 	int nthreads;
 };
 
-enum pkb_lat_variant { PKB_BURST, PKB_SUSTAINED };
+/*
+ * PKB_FLAT: the throughput run, each thread making PKB_FLAT_FACTOR * burst
+ * calls back to back with no clock read between them, for the rows whose
+ * store path the throughput table compares (pkb_flat_row()).
+ */
+enum pkb_lat_variant { PKB_BURST, PKB_SUSTAINED, PKB_FLAT };
+#define PKB_FLAT_FACTOR	20
 
 struct pkb_lat_result {
 	int status;		/* 0 ran, 1 skipped, < 0 failed */
@@ -179,6 +186,10 @@ void pkb_machine_get(struct pkb_machine *m);
 void pkb_report_machine(FILE *f, const struct pkb_machine *m);
 void pkb_report_storm(FILE *f, const struct pkb_report *r);
 void pkb_report_latency(FILE *f, const struct pkb_report *r);
+/* The throughput of the burst runs, by thread count (called by pkb_report_latency). */
+void pkb_report_throughput(FILE *f, const struct pkb_report *r, int name_w, int where_w);
+/* latency.c: is this logger in the throughput runs? */
+bool pkb_flat_row(const char *name, const char *where);
 void pkb_report_crash(FILE *f, const struct pkb_report *r);
 /* json.c */
 int pkb_json_write(const char *path, const struct pkb_report *r);

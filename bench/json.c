@@ -117,7 +117,8 @@ static void jlat(FILE *f, const struct pkb_lat_result *r)
 	fputs(", \"output\": ", f);
 	jstr(f, r->where);
 	fprintf(f, ", \"threads\": %d, \"variant\": \"%s\", \"status\": %d, \"why\": ", r->threads,
-		r->variant == PKB_BURST ? "burst" : "sustained", r->status);
+		r->variant == PKB_BURST ? "burst" : r->variant == PKB_FLAT ? "throughput" : "sustained",
+		r->status);
 	jstr(f, r->why);
 	fprintf(f, ",\n     \"calls\": %lu, \"file_lines\": %lu, \"file_dropped\": %lu, "
 		   "\"wall_s\": %.6f, \"call_ns\": ",

@@ -15,6 +15,7 @@
  * file are counted.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,16 @@ struct lthread {
 	const struct ljob *j;
 	int idx;
 	uint64_t calls;
+	uint64_t start_ns, end_ns;	/* this thread's first and last call */
 	struct pkb_hist hist;
 } __attribute__((aligned(64)));
+
+/* Does the throughput table show this logger (store paths, peers that do not write in the caller)? */
+bool pkb_flat_row(const char *name, const char *where)
+{
+	return !strncmp(where, "store", 5) || !strcmp(where, "lttng trace") ||
+	       !strcmp(name, "spdlog async");
+}
 
 static pthread_barrier_t start_line;
 
@@ -61,6 +70,16 @@ static void *lthread_main(void *arg)
 	uint64_t i, t0, d;
 
 	pthread_barrier_wait(&start_line);
+	t->start_ns = pkb_now_ns();
+	if (j->variant == PKB_FLAT) {
+		uint64_t n = (uint64_t)j->o->burst * PKB_FLAT_FACTOR;
+
+		for (i = 0; i < n; i++)
+			log(base + (long)i, 4096 + (long)i * 64);
+		t->end_ns = pkb_now_ns();
+		t->calls = n;
+		return NULL;
+	}
 	if (j->variant == PKB_BURST) {
 		for (i = 0; i < (uint64_t)j->o->burst; i++) {
 			t0 = pkb_now_ns();
@@ -91,6 +110,7 @@ static void *lthread_main(void *arg)
 		}
 	}
 	t->calls = t->hist.count;
+	t->end_ns = pkb_now_ns();
 	return NULL;
 }
 
@@ -134,6 +154,22 @@ static int latency_child(void *arg, void *out)
 		r->calls += t[i].calls;
 	}
 	t1 = pkb_now_ns();
+	/*
+	 * From the first thread's first call to the last thread's last: the
+	 * main thread may wake from the start line late.
+	 */
+	if (j->threads > 0) {
+		uint64_t first = t[0].start_ns, last = t[0].end_ns;
+
+		for (i = 1; i < j->threads; i++) {
+			if (t[i].start_ns < first)
+				first = t[i].start_ns;
+			if (t[i].end_ns > last)
+				last = t[i].end_ns;
+		}
+		t0 = first;
+		t1 = last;
+	}
 	r->wall_s = (double)(t1 - t0) / 1e9;
 	j->lg->close();
 	if (!strcmp(j->lg->where, "file") || !strcmp(j->lg->where, "store only"))
@@ -155,7 +191,7 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 			total++;
 	total *= o->nthreads * 2;
 	for (ti = 0; ti < o->nthreads; ti++) {
-		for (v = PKB_BURST; v <= PKB_SUSTAINED; v++) {
+		for (v = PKB_BURST; v <= PKB_FLAT; v++) {
 			for (l = 0; l < pkb_nloggers && nres < max; l++) {
 				const struct pkb_logger *lg = &pkb_loggers[l];
 				struct ljob j = { .lg = lg, .o = o, .threads = o->threads[ti],
@@ -165,6 +201,8 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 				int rc;
 
 				if (!(lg->tables & PKB_IN_LATENCY))
+					continue;
+				if (v == PKB_FLAT && !pkb_flat_row(lg->name, lg->where))
 					continue;
 				r = &res[nres++];
 				k++;
@@ -180,12 +218,13 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 				}
 				pkb_peer_size_store((unsigned long)j.threads *
 						    (v == PKB_BURST ? (unsigned long)o->burst :
+						     v == PKB_FLAT ? (unsigned long)o->burst * PKB_FLAT_FACTOR :
 						     (unsigned long)(o->rate * o->sustained_s) + 1));
 				snprintf(j.path, sizeof(j.path), "%s/latency-%d.log", dir, l);
 				unlink(j.path);
 				snprintf(label, sizeof(label), "latency %d/%d: %s (%s), %d thread%s, %s", k,
 					 total, lg->name, lg->where, j.threads, j.threads == 1 ? "" : "s",
-					 v == PKB_BURST ? "burst" : "sustained");
+					 v == PKB_BURST ? "burst" : v == PKB_FLAT ? "throughput" : "sustained");
 				rc = pkb_child_run(label, v == PKB_SUSTAINED ? o->sustained_s : 0,
 						   o->sustained_s + 120, latency_child, &j, r, sizeof(*r),
 						   why, sizeof(why));

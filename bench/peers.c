@@ -26,6 +26,7 @@
 /* libprintk arg: the mode, plus these */
 #define PK_FILTERED	0x100	/* the console's loglevel filters the message out */
 #define PK_NO_HANDLER	0x200	/* no crash handler, even in the crash table */
+#define PK_EAGER_FMT	0x400	/* PK_CFG_EAGER: every message formatted at the call */
 
 size_t pkb_peer_buffer_size;
 unsigned long pkb_peer_records;
@@ -66,6 +67,8 @@ static int pk_open(const struct pkb_logger *lg, const char *path, unsigned flags
 	cfg.console_loglevel = PK_DEBUG + 1;
 	cfg.print_budget_us = 0;
 	cfg.flags = PK_CFG_NO_CONSOLE;
+	if (lg->arg & PK_EAGER_FMT)
+		cfg.flags |= PK_CFG_EAGER;
 	if ((flags & PKB_OPEN_CRASH) && !(lg->arg & PK_NO_HANDLER))
 		cfg.flags |= PK_CFG_CRASH_HANDLER;
 	cfg.consoles = NULL;
@@ -80,7 +83,17 @@ static int pk_open(const struct pkb_logger *lg, const char *path, unsigned flags
 	return 0;
 }
 
+/*
+ * The level macro, as programs call it: a call site packed at compile time
+ * (printk.h, "STATIC PACKAGING"), formatted when printed.
+ */
 static void pk_log(long a, long b)
+{
+	pk_info(PKB_PEER_MSG "\n", a, b);
+}
+
+/* pk_printk() itself: the format read on every call to pack the arguments. */
+static void pk_log_printk(long a, long b)
 {
 	pk_printk(PK_INFO, PKB_PEER_MSG "\n", a, b);
 }
@@ -224,6 +237,11 @@ const struct pkb_logger pkb_loggers[] = {
 	PK_LOGGER("libprintk legacy", "store only", PK_MODE_LEGACY | PK_FILTERED, PKB_IN_LATENCY),
 	PK_LOGGER("libprintk handoff", "store only", PK_MODE_HANDOFF | PK_FILTERED, PKB_IN_LATENCY),
 	PK_LOGGER("libprintk thread", "store only", PK_MODE_THREAD | PK_FILTERED, PKB_IN_LATENCY),
+	{ .name = "libprintk handoff", .where = "store, pk_printk()",
+	  .arg = PK_MODE_HANDOFF | PK_FILTERED, .tables = PKB_IN_LATENCY, .available = always,
+	  .open = pk_open, .log = pk_log_printk, .close = pk_close },
+	PK_LOGGER("libprintk handoff", "store, eager", PK_MODE_HANDOFF | PK_FILTERED | PK_EAGER_FMT,
+		  PKB_IN_LATENCY),
 	PK_LOGGER("libprintk legacy", "file", PK_MODE_LEGACY, PKB_IN_LATENCY | PKB_IN_CRASH),
 	PK_LOGGER("libprintk handoff", "file", PK_MODE_HANDOFF, PKB_IN_LATENCY | PKB_IN_CRASH),
 	PK_LOGGER("libprintk thread", "file", PK_MODE_THREAD, PKB_IN_LATENCY | PKB_IN_CRASH),

@@ -263,12 +263,15 @@ static void lat_lines(FILE *f, const struct pkb_lat_result *r)
 void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 {
 	const struct pkb_latency_opts *o = rep->lat_opts;
-	int ti, i, w = 18;
+	int ti, i, w = 18, ow = 12;
 
-	/* The logger column fits the longest name. */
-	for (i = 0; i < rep->nlat; i++)
+	/* The logger and output columns fit the longest name. */
+	for (i = 0; i < rep->nlat; i++) {
 		if ((int)strlen(rep->lat[i].name) > w)
 			w = (int)strlen(rep->lat[i].name);
+		if ((int)strlen(rep->lat[i].where) > ow)
+			ow = (int)strlen(rep->lat[i].where);
+	}
 
 	fprintf(f, "\nlatency: per-call time, message \"%s\"\n",
 		"buffer has consumed %ld bytes of extra storage, current allocation: %ld bytes");
@@ -277,16 +280,16 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 	for (ti = 0; ti < o->nthreads; ti++) {
 		int th = o->threads[ti];
 
-		fprintf(f, "\n%d thread%s  %-*s %-36s %-36s %s\n", th, th == 1 ? " " : "s", w + 11, "",
+		fprintf(f, "\n%d thread%s  %-*s %-36s %-36s %s\n", th, th == 1 ? " " : "s", w + ow - 1, "",
 			"| burst", "| sustained", "| lines in file");
-		fprintf(f, "%-*s %-12s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", w, "logger", "output",
+		fprintf(f, "%-*s %-*s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", w, "logger", ow, "output",
 			"p50", "p99", "p99.9", "max", "p50", "p99", "p99.9", "max", "burst/sust.");
 		for (i = 0; i < rep->nlat; i++) {
 			const struct pkb_lat_result *r = &rep->lat[i], *s;
 
 			if (r->threads != th || r->variant != PKB_BURST)
 				continue;
-			fprintf(f, "%-*s %-12s", w, r->name, r->where);
+			fprintf(f, "%-*s %-*s", w, r->name, ow, r->where);
 			if (r->status == 1) {
 				fprintf(f, " skipped: %s\n", r->why);
 				continue;
@@ -309,6 +312,51 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 				fprintf(f, "  (sustained FAILED: %s)", s->why);
 			fputc('\n', f);
 		}
+	}
+	pkb_report_throughput(f, rep, w, ow);
+}
+
+/*
+ * Throughput (PKB_FLAT runs): all threads' calls over the wall time from
+ * the first thread's first call to the last thread's last, each thread
+ * calling back to back with no clock read in between, at each thread count
+ * against one thread.  Store-path rows and the peers that do not write a
+ * file in the caller (pkb_flat_row()).
+ */
+void pkb_report_throughput(FILE *f, const struct pkb_report *rep, int w, int ow)
+{
+	const struct pkb_latency_opts *o = rep->lat_opts;
+	int i, ti, shown = 0;
+
+	for (i = 0; i < rep->nlat; i++) {
+		const struct pkb_lat_result *r = &rep->lat[i], *one, *m;
+
+		if (r->threads != 1 || r->variant != PKB_FLAT || r->status != 0 || r->wall_s <= 0)
+			continue;
+		one = r;
+		if (!shown++) {
+			fprintf(f, "\nthroughput: %ld calls per thread back to back, all threads' calls per "
+				"second of wall time\n", o->burst * PKB_FLAT_FACTOR);
+			fprintf(f, "%-*s %-*s %12s", w, "logger", ow, "output", "1 thread");
+			for (ti = 0; ti < o->nthreads; ti++)
+				if (o->threads[ti] != 1)
+					fprintf(f, " %10d threads   ratio", o->threads[ti]);
+			fputc('\n', f);
+		}
+		fprintf(f, "%-*s %-*s %10.0f/s", w, one->name, ow, one->where,
+			(double)one->calls / one->wall_s);
+		for (ti = 0; ti < o->nthreads; ti++) {
+			if (o->threads[ti] == 1)
+				continue;
+			m = find_lat(rep, one->name, one->where, o->threads[ti], PKB_FLAT);
+			if (!m || m->status != 0 || m->wall_s <= 0) {
+				fprintf(f, " %18s %7s", "-", "-");
+				continue;
+			}
+			fprintf(f, " %16.0f/s %6.2fx", (double)m->calls / m->wall_s,
+				((double)m->calls / m->wall_s) / ((double)one->calls / one->wall_s));
+		}
+		fputc('\n', f);
 	}
 }
 
