@@ -329,7 +329,13 @@ static void flush_child(enum pk_mode mode)
 		pthread_join(t[i], NULL);
 	printf("%s: pk_flush(100) under a storm returned %d after %llu ms\n", mode_names[mode], ret,
 	       (unsigned long long)ms);
-	TU_CHECK(ret == -ETIMEDOUT);
+	/*
+	 * Under ThreadSanitizer the storming threads can be slower than the
+	 * console (each call costs ten times as much, on a loaded machine
+	 * more), which then catches up: 0 is right then.  The bound holds
+	 * either way.
+	 */
+	TU_CHECK(ret == -ETIMEDOUT || (ret == 0 && tu_sanitized_thread()));
 	TU_CHECK(ms < 2000);	/* a hang bound: the storm would last for ever */
 	_exit(0);
 }
