@@ -764,7 +764,7 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	bool cont = false;
 	uint64_t seq;
 	size_t len;
-	int n, ret;
+	int n, ret, err = errno;	/* the caller's, for %m (pk_vprintk() restored it) */
 	/*
 	 * While another thread panics, it prints everything stored before;
 	 * new records from the others would only push the panic report out
@@ -805,16 +805,18 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	 * stored as its format and arguments, and formatted when a console
 	 * prints it or a reader reads it (pk__rec_render()).  Continuations,
 	 * lines left open, the early store and what cannot be packed are
-	 * formatted now, and counted.
+	 * formatted now; those stored here are counted in `eager' (the early
+	 * store's are not: they are moved into the store later).
 	 */
 	if (!early && __builtin_expect(pk__self.early_stored, 0)) {
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
 		pk__self.early_stored = false;
+		errno = err;	/* the move may have changed it */
 	}
 	if (!early && !cont && atomic_load_explicit(&defer_on, memory_order_relaxed)) {
 		unsigned char pkg[PK_RING_TEXT_MAX];
 
-		n = pk__vpack(pkg, sizeof(pkg), fmt, ap, fmt_flags, errno);
+		n = pk__vpack(pkg, sizeof(pkg), fmt, ap, fmt_flags, err);
 		if (n == -1) {
 			refuse();
 			return -EINVAL;
@@ -822,8 +824,6 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 		if (n > 0 && pkg[n - 1] == '\n')
 			return store_package(level, pkg, n);
 	}
-	if (!early)
-		atomic_fetch_add_explicit(&pk__g.ring.h->eager, 1, memory_order_relaxed);
 
 	/*
 	 * The formatter refuses %n itself, in every spelling its conversion
@@ -900,6 +900,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	if (flags & PK_REC_NOEOL)
 		pk__flush_note_open();
 stored:
+	/* Formatted at the call (not deferred), and stored. */
+	atomic_fetch_add_explicit(&pk__g.ring.h->eager, 1, memory_order_relaxed);
 	pk__self.open_valid = (flags & PK_REC_NOEOL) != 0;
 	pk__self.open_seq = seq;
 	pk__self.open_gen = atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed);

@@ -1479,6 +1479,15 @@ static bool src_arg(struct src *src, enum kind k, const struct spec *sp, union a
 			memcpy(src->out + src->pos, u.b, sizeof(u.b) < 16 ? sizeof(u.b) : 16);
 			if (sizeof(u.b) < 16)
 				memset(src->out + src->pos + sizeof(u.b), 0, 16 - sizeof(u.b));
+			/*
+			 * A bit pattern the x87 never makes (an unnormal, built
+			 * through a union): the reader would refuse it; format
+			 * it now, as glibc would.
+			 */
+			if (!ldbl_sane(src->out + src->pos)) {
+				src->fail = true;
+				return false;
+			}
 			src->pos += 16;
 		} else if (k == K_DBL) {
 			uint64_t bits;
@@ -1866,6 +1875,8 @@ int pk__site_pack(unsigned char *out, size_t cap, const char *fmt,
 			memset(u.b + 10, 0, sizeof(u.b) - 10);
 #endif
 			memcpy(out + pos, u.b, 16);
+			if (!ldbl_sane(out + pos))
+				return -2;	/* see src_arg() */
 			pos += 16;
 			continue;
 		}

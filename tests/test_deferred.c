@@ -193,6 +193,18 @@ static void test_env_eager(void **state)
 	assert_int_equal(pk_info("eager %d\n", 1), 7);	/* eager: the text's length */
 	assert_int_equal(pk_stats_get(&st1), 0);
 	assert_int_equal(st1.eager, st0.eager + 1);
+	/* Only what was stored counts: not a refusal, not an empty continuation. */
+	{
+		int x = 0;
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat"
+		assert_int_equal(pk_printk(PK_INFO, "n%n\n", &x), -EINVAL);
+#pragma GCC diagnostic pop
+		assert_int_equal(pk_cont("%s", ""), 0);
+		assert_int_equal(pk_stats_get(&st1), 0);
+		assert_int_equal(st1.eager, st0.eager + 1);
+	}
 	pk_shutdown();
 	unsetenv("PK_EAGER");
 	assert_int_equal(pk_init(NULL), 0);
@@ -384,6 +396,16 @@ static void test_signal_storm(void **state)
  */
 static int evaluations;
 
+/* The library's own formatter, as formatting at the call uses it. */
+static void fmt_now(char *buf, int size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pk__stbsp_vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+}
+
 static int once(int v)
 {
 	evaluations++;
@@ -396,7 +418,7 @@ static void test_static_sites(void **state)
 	struct pk_stats st0, st1;
 	struct pk_reader *r;
 	struct pk_record rec;
-	char want[16][512], arr[8] = "array", *dyn;
+	char want[20][512], arr[8] = "array", *dyn;
 	signed char sc = -56;
 	unsigned char uc = 200;
 	short sh = -1234;
@@ -456,6 +478,33 @@ static void test_static_sites(void **state)
 	free(dyn);
 	assert_int_equal(i, 1);
 	assert_int_equal(evaluations, 3);	/* every argument once */
+	/* More arguments than PK__NARGS counted before: still pk_printk(). */
+	pk_info("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d "
+		"%d %d %d %d %d %d %d %d %d %d %d %d %d\n", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+		14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
+		35, 36, 37, 38, 39, 40);
+	snprintf(want[k++], 512, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 "
+		 "25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40");
+	/*
+	 * A long double the x87 never makes (an unnormal, through a union):
+	 * formatted at the call, as glibc would, never stored as a package
+	 * a reader would refuse.
+	 */
+	{
+		union { long double ld; unsigned char b[sizeof(long double)]; } u;
+		struct pk_stats s0, s1;
+
+		memset(&u, 0, sizeof(u));
+		u.b[8] = 0x01;		/* exponent 1, integer bit clear */
+		u.b[6] = 0x40;
+		assert_int_equal(pk_stats_get(&s0), 0);
+		pk_info("unnormal %Lf\n", u.ld);
+		assert_int_equal(pk_stats_get(&s1), 0);
+		assert_int_equal(s1.eager, s0.eager + 1);
+		snprintf(want[k], 512, "unnormal ");
+		fmt_now(want[k] + 9, 512 - 9, "%Lf", u.ld);
+		k++;
+	}
 	pk_flush(1000);
 	r = pk_reader_open();
 	assert_non_null(r);

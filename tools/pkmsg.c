@@ -10,6 +10,7 @@
  * store, 2 bad usage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "format.h"
 #include "printk/printk.h"
@@ -155,23 +157,29 @@ static const char *open_error(const char *path, int err)
 {
 	static char msg[160];
 	uint32_t v[3];
-	FILE *f;
+	struct stat st;
+	int fd;
 
 	switch (err) {
 	case EINVAL:	return "not a libprintk store, or corrupt";
 	case EPROTO:
-		/* Name both versions: the header's third word is its version. */
-		f = fopen(path, "rb");
-		if (f && fread(v, sizeof(v[0]), 3, f) == 3) {
-			fclose(f);
+		/*
+		 * Name both versions: the header's third word is its version.
+		 * Opened as the reader opens a store: no symlink followed, and
+		 * a FIFO swapped in meanwhile cannot make us wait.
+		 */
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    pread(fd, v, sizeof(v), 0) == (ssize_t)sizeof(v)) {
+			close(fd);
 			snprintf(msg, sizeof(msg),
 				 "%s: version %u, this pkmsg reads version %u%s", pk_strerror(-EPROTO),
 				 v[2], PK_RING_VERSION,
 				 v[2] < PK_RING_VERSION ? " (read it with the pkmsg that wrote it)" : "");
 			return msg;
 		}
-		if (f)
-			fclose(f);
+		if (fd >= 0)
+			close(fd);
 		return pk_strerror(-EPROTO);
 	default:	return strerror(err);
 	}

@@ -478,7 +478,7 @@ union pk_arg {
 	uint64_t u;
 };
 
-/* An argument's signature byte: size in bytes, and what it is. */
+/* An argument's signature byte: size in bytes (PK_SIG_SIZE: wider than 16), and what it is. */
 #define PK_SIG_SIZE	0x1fu
 #define PK_SIG_PTR	0x20u	/* a pointer */
 #define PK_SIG_REAL	0x40u	/* floating point */
@@ -515,14 +515,24 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 /*
  * The macros take the format and the arguments as one list, so that no
  * call needs GNU's ", ##__VA_ARGS__" (pedantic builds warn about it).
- * PK__NARGS: the length of the list, 1 to 33.
+ * PK__NARGS: the length of the list, 1 to 126 (C guarantees 127 macro
+ * arguments; a call with more is not C anyway).
  */
-#define PK__NARGS(...)	PK__NARGS_(__VA_ARGS__, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, \
-			   22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, \
-			   5, 4, 3, 2, 1, 0)
-#define PK__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16, \
-		   _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, \
-		   _31, _32, _33, n, ...)	n
+#define PK__NARGS(...) PK__NARGS_(__VA_ARGS__, 126, 125, 124, 123, 122, 121, 120, 119, \
+	118, 117, 116, 115, 114, 113, 112, 111, 110, 109, 108, 107, 106, 105, 104, 103, 102, \
+	101, 100, 99, 98, 97, 96, 95, 94, 93, 92, 91, 90, 89, 88, 87, 86, 85, 84, 83, 82, 81, \
+	80, 79, 78, 77, 76, 75, 74, 73, 72, 71, 70, 69, 68, 67, 66, 65, 64, 63, 62, 61, 60, \
+	59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, \
+	38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, \
+	17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define PK__NARGS_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \
+	_16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28, _29, _30, _31, _32, \
+	_33, _34, _35, _36, _37, _38, _39, _40, _41, _42, _43, _44, _45, _46, _47, _48, _49, \
+	_50, _51, _52, _53, _54, _55, _56, _57, _58, _59, _60, _61, _62, _63, _64, _65, _66, \
+	_67, _68, _69, _70, _71, _72, _73, _74, _75, _76, _77, _78, _79, _80, _81, _82, _83, \
+	_84, _85, _86, _87, _88, _89, _90, _91, _92, _93, _94, _95, _96, _97, _98, _99, _100, \
+	_101, _102, _103, _104, _105, _106, _107, _108, _109, _110, _111, _112, _113, _114, \
+	_115, _116, _117, _118, _119, _120, _121, _122, _123, _124, _125, _126, n, ...) n
 #define PK__FIRST(...)		PK__FIRST_(__VA_ARGS__, 0)
 #define PK__FIRST_(f, ...)	f
 #define PK__CAT2(a, b)		PK__CAT2_(a, b)
@@ -541,14 +551,20 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 		 long long: 1, default: 0)
 #define PK__T(u, i)	PK__CAT2(PK__CAT2(pk__t, u), PK__CAT2(_, i))
 #define PK__V(name, u)	PK__CAT2(name, u)
+#define PK__REAL(t)	_Generic(t, float: 1, double: 1, long double: 1, default: 0)
 #define PK__SIG(u, i, a)							\
-	(unsigned char)(sizeof(PK__T(u, i)) |					\
-			(__builtin_classify_type(PK__T(u, i)) == 5 ? PK_SIG_PTR : 0) |	\
-			(__builtin_classify_type(PK__T(u, i)) == 8 ? PK_SIG_REAL : 0) |	\
+	(unsigned char)((sizeof(PK__T(u, i)) > sizeof(union pk_arg) ? PK_SIG_SIZE	\
+							     : sizeof(PK__T(u, i))) |	\
+			(__builtin_classify_type(_Generic(PK__T(u, i), float: 0.0,	\
+							  default: PK__T(u, i))) == 5	\
+				 ? PK_SIG_PTR : 0) |					\
+			(PK__REAL(PK__T(u, i)) ? PK_SIG_REAL : 0) |			\
 			(PK__SIGNED(PK__T(u, i)) ? PK_SIG_SIGNED : 0)),
 #define PK__TMP(u, i, a)	PK__TYPE(a) PK__T(u, i) = (a);
-#define PK__PUT(u, i, a)	__builtin_memcpy(PK__V(pk__a, u)[i - 1].b, &PK__T(u, i),	\
-					 sizeof(PK__T(u, i)));
+/* An argument wider than union pk_arg is not copied; its signature never matches. */
+#define PK__PUT(u, i, a)							\
+	__builtin_memcpy(PK__V(pk__a, u)[i - 1].b, &PK__T(u, i),			\
+			 sizeof(PK__T(u, i)) > sizeof(union pk_arg) ? 0 : sizeof(PK__T(u, i)));
 #define PK__USE(u, i, a)	, PK__T(u, i)
 /* PK__EACH(m, u, fmt, a, b, ...): m(u, 1, a) m(u, 2, b) ..., up to PK_SITE_ARGS arguments. */
 #define PK__EACH(m, u, ...)	PK__CAT2(PK__EACH_, PK__NARGS(__VA_ARGS__))(m, u, __VA_ARGS__)
@@ -573,7 +589,7 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 
 /*
  * PK__LEVEL_CALL(level, fmt, args...): PK__SITE for up to PK_SITE_ARGS
- * arguments, pk_printk() for more (up to 32: PK__NARGS counts no further).
+ * arguments, pk_printk() for more (up to 125: PK__NARGS counts no further).
  */
 #define PK__LEVEL_CALL(level, ...)	\
 	PK__CAT2(PK__SEL_, PK__NARGS(__VA_ARGS__))(level, __VA_ARGS__)
@@ -611,6 +627,99 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 #define PK__SEL_31	PK__PLAIN
 #define PK__SEL_32	PK__PLAIN
 #define PK__SEL_33	PK__PLAIN
+#define PK__SEL_34	PK__PLAIN
+#define PK__SEL_35	PK__PLAIN
+#define PK__SEL_36	PK__PLAIN
+#define PK__SEL_37	PK__PLAIN
+#define PK__SEL_38	PK__PLAIN
+#define PK__SEL_39	PK__PLAIN
+#define PK__SEL_40	PK__PLAIN
+#define PK__SEL_41	PK__PLAIN
+#define PK__SEL_42	PK__PLAIN
+#define PK__SEL_43	PK__PLAIN
+#define PK__SEL_44	PK__PLAIN
+#define PK__SEL_45	PK__PLAIN
+#define PK__SEL_46	PK__PLAIN
+#define PK__SEL_47	PK__PLAIN
+#define PK__SEL_48	PK__PLAIN
+#define PK__SEL_49	PK__PLAIN
+#define PK__SEL_50	PK__PLAIN
+#define PK__SEL_51	PK__PLAIN
+#define PK__SEL_52	PK__PLAIN
+#define PK__SEL_53	PK__PLAIN
+#define PK__SEL_54	PK__PLAIN
+#define PK__SEL_55	PK__PLAIN
+#define PK__SEL_56	PK__PLAIN
+#define PK__SEL_57	PK__PLAIN
+#define PK__SEL_58	PK__PLAIN
+#define PK__SEL_59	PK__PLAIN
+#define PK__SEL_60	PK__PLAIN
+#define PK__SEL_61	PK__PLAIN
+#define PK__SEL_62	PK__PLAIN
+#define PK__SEL_63	PK__PLAIN
+#define PK__SEL_64	PK__PLAIN
+#define PK__SEL_65	PK__PLAIN
+#define PK__SEL_66	PK__PLAIN
+#define PK__SEL_67	PK__PLAIN
+#define PK__SEL_68	PK__PLAIN
+#define PK__SEL_69	PK__PLAIN
+#define PK__SEL_70	PK__PLAIN
+#define PK__SEL_71	PK__PLAIN
+#define PK__SEL_72	PK__PLAIN
+#define PK__SEL_73	PK__PLAIN
+#define PK__SEL_74	PK__PLAIN
+#define PK__SEL_75	PK__PLAIN
+#define PK__SEL_76	PK__PLAIN
+#define PK__SEL_77	PK__PLAIN
+#define PK__SEL_78	PK__PLAIN
+#define PK__SEL_79	PK__PLAIN
+#define PK__SEL_80	PK__PLAIN
+#define PK__SEL_81	PK__PLAIN
+#define PK__SEL_82	PK__PLAIN
+#define PK__SEL_83	PK__PLAIN
+#define PK__SEL_84	PK__PLAIN
+#define PK__SEL_85	PK__PLAIN
+#define PK__SEL_86	PK__PLAIN
+#define PK__SEL_87	PK__PLAIN
+#define PK__SEL_88	PK__PLAIN
+#define PK__SEL_89	PK__PLAIN
+#define PK__SEL_90	PK__PLAIN
+#define PK__SEL_91	PK__PLAIN
+#define PK__SEL_92	PK__PLAIN
+#define PK__SEL_93	PK__PLAIN
+#define PK__SEL_94	PK__PLAIN
+#define PK__SEL_95	PK__PLAIN
+#define PK__SEL_96	PK__PLAIN
+#define PK__SEL_97	PK__PLAIN
+#define PK__SEL_98	PK__PLAIN
+#define PK__SEL_99	PK__PLAIN
+#define PK__SEL_100	PK__PLAIN
+#define PK__SEL_101	PK__PLAIN
+#define PK__SEL_102	PK__PLAIN
+#define PK__SEL_103	PK__PLAIN
+#define PK__SEL_104	PK__PLAIN
+#define PK__SEL_105	PK__PLAIN
+#define PK__SEL_106	PK__PLAIN
+#define PK__SEL_107	PK__PLAIN
+#define PK__SEL_108	PK__PLAIN
+#define PK__SEL_109	PK__PLAIN
+#define PK__SEL_110	PK__PLAIN
+#define PK__SEL_111	PK__PLAIN
+#define PK__SEL_112	PK__PLAIN
+#define PK__SEL_113	PK__PLAIN
+#define PK__SEL_114	PK__PLAIN
+#define PK__SEL_115	PK__PLAIN
+#define PK__SEL_116	PK__PLAIN
+#define PK__SEL_117	PK__PLAIN
+#define PK__SEL_118	PK__PLAIN
+#define PK__SEL_119	PK__PLAIN
+#define PK__SEL_120	PK__PLAIN
+#define PK__SEL_121	PK__PLAIN
+#define PK__SEL_122	PK__PLAIN
+#define PK__SEL_123	PK__PLAIN
+#define PK__SEL_124	PK__PLAIN
+#define PK__SEL_125	PK__PLAIN
+#define PK__SEL_126	PK__PLAIN
 
 /*
  * PK__SITE(level, fmt, args...): evaluate each argument once into a
