@@ -496,6 +496,7 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 	st->skipped = atomic_load_explicit(&con->skipped, memory_order_relaxed);
 	st->write_errors = atomic_load_explicit(&con->write_errors, memory_order_relaxed);
 	st->busy_ns = atomic_load_explicit(&con->busy_ns, memory_order_relaxed);
+	st->unattributed = atomic_load_explicit(&con->unattributed, memory_order_relaxed);
 	return 0;
 }
 
@@ -584,11 +585,16 @@ static bool still_ours(struct pk_console *c, uint32_t tid)
 	return !tid || pk__own_owner(&c->own) == tid;
 }
 
-static void print_dropped(struct pk_console *c, char *buf, uint64_t gap, unsigned fmt, bool atomic)
+static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_lost *lost,
+			  unsigned fmt, bool atomic)
 {
+	uint64_t gap = lost->counted;
+
 	size_t len = pk__format_dropped(buf, PK_FORMAT_MAX, gap, fmt);
 
 	atomic_fetch_add_explicit(&c->dropped, gap, memory_order_relaxed);
+	if (lost->unknown)
+		atomic_fetch_add_explicit(&c->unattributed, lost->unknown, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->notices, 1, memory_order_relaxed);
 	con_write(c, buf, len, atomic);
 }
@@ -601,7 +607,8 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	struct pk_format_opts fo = { 0 };
 	struct pk_ring_filter f;
 	struct pk_record r;
-	uint64_t skipped = 0, lost;
+	struct pk_ring_lost lost = { 0, 0 };
+	uint64_t skipped = 0, from;
 	int ret;
 
 	if (!pos)
@@ -623,35 +630,42 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 */
 	f.max_level = pk__con_loglevel(c);
 	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped);
+	/*
+	 * Of the records lost, only those of this process that the console
+	 * would have printed are reported (ringbuf.c, "OWN RECORDS").
+	 */
+	f.own = true;
+	f.sole = pk__store_sole();
+	from = pos->rd.next;
+	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped, &lost);
 	if (skipped)
 		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
 	/*
-	 * What lies between the last record accounted for and the one
-	 * returned (or where the reader stopped), and was not filtered, was
-	 * lost: overwritten before the reader came, or (after a takeover) by
-	 * the time the position was taken over.
+	 * What lies between the last record accounted for and where this
+	 * read began was lost too: (after a takeover) overwritten by the time
+	 * the position was taken over.
 	 */
-	lost = (ret == 1 ? rec->seq : pos->rd.next) - pos->expect - skipped;
+	if (pos->expect < from)
+		pk__ring_lost_counted(pos->rd.ring, &f, pos->expect, from, &lost);
 	if (ret != 1) {
 		if (pos->rd.next <= pos->expect)
 			return PK_EMIT_NONE;
 		pos->expect = pos->rd.next;
-		if (lost) {
+		if (lost.counted) {
 			if (!still_ours(c, tid))
 				return PK_EMIT_LOST;
-			print_dropped(c, buf, lost, fo.fmt, atomic);
+			print_dropped(c, buf, &lost, fo.fmt, atomic);
 		}
 		if (!still_ours(c, tid))
 			return PK_EMIT_LOST;
 		publish(c, pos);
-		return lost ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
+		return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 	}
 	pos->expect = rec->seq + 1;
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
-	if (lost)
-		print_dropped(c, buf, lost, fo.fmt, atomic);
+	if (lost.counted)
+		print_dropped(c, buf, &lost, fo.fmt, atomic);
 	pk__rec_render(rec);
 	r.seq = rec->seq;
 	r.ts_ns = rec->meta.ts_ns;
@@ -687,7 +701,9 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 
 	f.max_level = pk__con_loglevel(c);
 	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped);
+	f.own = false;
+	f.sole = false;
+	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, NULL);
 	if (ret == 1 || c->pos.rd.next - from != skipped || !skipped) {
 		c->pos = saved;	/* not ours to consume: the printer writes it */
 		return false;

@@ -50,6 +50,7 @@ struct pk_console {
 	/* Read by anyone. */
 	_Atomic uint64_t next_seq;	/* mirrors pos.expect */
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
+	_Atomic uint64_t unattributed;	/* of dropped: owner or level unknown */
 };
 
 /* Scratch space for printing without the console's own buffers (takeover). */

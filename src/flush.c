@@ -1280,6 +1280,13 @@ void pk__flush_atfork_child(void)
 	 */
 	if (pk__g.mem_fd < 0)
 		pk__ring_recover(&pk__g.ring);
+	else
+		/*
+		 * The copy of the own table names the seqs the parent's
+		 * threads took up to the fork: from the fork on they are
+		 * another process's records, not the child's to count.
+		 */
+		pk__ring_own_forget(&pk__g.ring, F.fork_head, pk__ring_next_seq(&pk__g.ring));
 	/* Threads do not survive fork(): start this process's own. */
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		p = atomic_load_explicit(&printers[i], memory_order_relaxed);

@@ -78,9 +78,23 @@ struct pk__global {
 	uint64_t attach_seq;
 	/* Bumped when pk_init() adopts another store (seqs start afresh). */
 	_Atomic uint32_t store_gen;
+	/*
+	 * Whether another process may store into the region too: a store
+	 * file that other live processes held when this one opened it, or
+	 * that was opened since (its header's `joins` moved past joins_seen),
+	 * or shared with a fork child or parent.  See pk__store_sole().
+	 */
+	_Atomic bool store_shared;
+	uint64_t joins_seen;
 };
 
 extern struct pk__global pk__g;
+
+/*
+ * Is this process the only one storing into its store (so that every
+ * lost seq is one of its own records)?  Anonymous memory always is.
+ */
+bool pk__store_sole(void);
 
 /*
  * vsnprintf.c: glibc's snprintf() output, async-signal-safe (the names are

@@ -536,10 +536,14 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 		munmap(mem, (size_t)st.st_size);
 		return report(path, -EINVAL, why);
 	}
-	if (excl)
+	if (excl) {
 		take_over(&ring, flags);
-	else if (flags & PK_CFG_BUFFER_CLEAR)
-		pk__ring_clear(&ring);
+	} else {
+		/* The processes already writing count their losses from now on. */
+		atomic_fetch_add_explicit(&ring.h->joins, 1, memory_order_seq_cst);
+		if (flags & PK_CFG_BUFFER_CLEAR)
+			pk__ring_clear(&ring);
+	}
 done:
 	if (excl)
 		ofd_lock(fd, F_RDLCK, false);	/* a downgrade never blocks */

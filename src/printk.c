@@ -162,8 +162,29 @@ static bool gates_drain(unsigned ms)
 	return true;
 }
 
+/*
+ * After a fork() a store file is shared by two processes; anonymous
+ * memory is not (MAP_PRIVATE: the child writes into its own copy).
+ */
+static void fork_shares_store(void)
+{
+	if (pk__g.mem && pk__g.mem_fd >= 0)
+		atomic_store_explicit(&pk__g.store_shared, true, memory_order_relaxed);
+}
+
+/*
+ * Before the fork: the child may store, and lose, records before the
+ * parent runs again; from here on the parent counts only what it noted.
+ */
+static void atfork_prepare(void)
+{
+	fork_shares_store();
+	pk__flush_atfork_prepare();
+}
+
 static void atfork_child(void)
 {
+	fork_shares_store();
 	/*
 	 * Relaxed: the child has one thread, which reads the counter itself;
 	 * a new generation only makes each thread re-read its tid once.
@@ -186,7 +207,7 @@ static void atfork_child(void)
 
 static void register_atfork(void)
 {
-	pthread_atfork(pk__flush_atfork_prepare, pk__flush_atfork_parent, atfork_child);
+	pthread_atfork(atfork_prepare, pk__flush_atfork_parent, atfork_child);
 }
 
 uint32_t pk__tid(void)
@@ -237,8 +258,58 @@ struct store {
 	struct pk_ring ring;
 };
 
+/*
+ * Give @ring a table of the seqs this process takes (ringbuf.c, "OWN
+ * RECORDS"), so that its consoles count only their own lost records.
+ * Reserved address space, touched as records are stored.  Without it
+ * (mmap failed) every lost seq is counted, as it was.
+ */
+static void own_setup(struct pk_ring *ring)
+{
+	uint64_t words = pk__ring_own_words(ring);
+	void *t = mmap(NULL, words * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (t == MAP_FAILED)
+		return;
+	ring->own = t;
+	ring->own_mask = words - 1;
+}
+
+static void own_release(struct pk_ring *ring)
+{
+	if (ring->own)
+		munmap((void *)ring->own, (ring->own_mask + 1) * sizeof(uint64_t));
+	ring->own = NULL;
+}
+
+/*
+ * Note whether another process may store into the store just adopted.
+ * The count of joins first: one who joins after it is seen either way.
+ */
+static void store_share_note(void)
+{
+	bool shared = false;
+
+	if (pk__g.mem_fd >= 0) {
+		pk__g.joins_seen = atomic_load_explicit(&pk__g.ring.h->joins, memory_order_seq_cst);
+		shared = pk__persist_live(pk__g.mem_fd, pk__g.mem);
+	}
+	atomic_store_explicit(&pk__g.store_shared, shared, memory_order_relaxed);
+}
+
+bool pk__store_sole(void)
+{
+	if (pk__g.mem_fd < 0)
+		return true;	/* anonymous and private: a fork child has its own copy */
+	/* Relaxed: a join seen late costs, at most, records counted as lost. */
+	return !atomic_load_explicit(&pk__g.store_shared, memory_order_relaxed) &&
+	       atomic_load_explicit(&pk__g.ring.h->joins, memory_order_relaxed) == pk__g.joins_seen;
+}
+
 static void store_release(struct store *st)
 {
+	own_release(&st->ring);
 	if (st->fd >= 0)
 		pk__persist_close(st->mem, st->size, st->fd);
 	else
@@ -285,6 +356,7 @@ static int store_map(const struct pk_config *cfg, bool fallback, struct store *s
 		store_release(st);
 		return ret;
 	}
+	own_setup(&st->ring);
 	return 0;
 }
 
@@ -318,6 +390,7 @@ static int store_open(const struct pk_config *cfg, int *store_err)
 	 */
 	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
 	pk__g.attach_seq = atomic_load_explicit(&pk__g.ring.h->seq_head, memory_order_relaxed);
+	store_share_note();
 	return 0;
 }
 
@@ -325,6 +398,7 @@ static void store_close(void)
 {
 	if (!pk__g.mem)
 		return;
+	own_release(&pk__g.ring);
 	if (pk__g.mem_fd >= 0)
 		pk__persist_close(pk__g.mem, pk__g.mem_size, pk__g.mem_fd);
 	else
@@ -443,6 +517,7 @@ static int store_switch(const struct pk_config *cfg)
 	pk__g.mem_size = st.size;
 	pk__g.mem_fd = st.fd;
 	pk__g.attach_seq = attach;
+	store_share_note();
 	/* A thread's open record (pk_cont) was in the old store. */
 	atomic_fetch_add_explicit(&pk__g.store_gen, 1, memory_order_relaxed);
 	pk__self.open_valid = false;

@@ -53,7 +53,8 @@
  * WRITING (pk__ring_write)
  *
  *   A  seq  = fetch_add(seq_head, 1)        gapless, wait-free
- *   S  *seqp = seq, for a signal handler on this thread to see
+ *   S  *seqp = seq, for a signal handler on this thread to see; note
+ *      seq and level in the process's own table, if it keeps one
  *   B  lpos = fetch_add(lpos_head, size)    wait-free
  *   C  CAS desc[seq % N]: older seq -> (seq, lpos, RESERVED)
  *   D  release fence; relaxed stores of the block words
@@ -98,6 +99,27 @@
  * records at once and reads OPEN ones, which hold committed text; a live
  * reader does the same for the one record named by its skip_seq.
  *
+ * OWN RECORDS
+ *
+ * A process that shares a region with others (a store file, a fork
+ * child) must not report their lost records as its own, and no process
+ * should report lost records that its console would have filtered: the
+ * pid and level of an overwritten record are gone with its block.  So a
+ * view may keep a private table (pk_ring.own): writers through the view
+ * note each seq they take there with its level (own:A), one word per seq
+ * modulo the table's size W (4N, at least 2^16, at most 2^20).  A reader that loses seq s (filter
+ * field `own`) counts it if the word names s at a level it would print,
+ * and not if the word names an older seq (s was never noted: another
+ * process's) unless the view is the region's sole writer (filter field
+ * `sole`), where every seq is ours.  A word naming a newer seq of the
+ * same class (the reader fell more than W behind) leaves s's owner and
+ * level unknown: it is counted, so that no record of ours goes
+ * uncounted, and reported apart (pk_ring_lost.unknown).  So the count is
+ * exact while a reader stays within W seqs of what it counts.  A record a
+ * reader gives up on before its writer claimed it (the writer stalled
+ * between A and C) may not be noted yet: counted as unknown unless its
+ * word names it.
+ *
  * FILTERED READING (pk__ring_read_filtered)
  *
  * R1-R2 as above; R3 loads the five header words only.  If the header
@@ -140,8 +162,19 @@
  *            claimed also finds its seq.  No other thread reads it.
  *   write:B  relaxed RMW: only needs to hand out disjoint space.  Its
  *            ordering before the block stores is provided by write:D.
- *   write:C  relaxed CAS.  The block stores that follow are ordered after
+ *   write:C  release CAS.  The block stores that follow are ordered after
  *            it by write:D; readers do not act on RESERVED descriptors.
+ *            Release only for own:B: a reader that finds the record
+ *            claimed, committed or overwritten also finds its note (own:A).
+ *            (On x86-64 the same instruction as relaxed.)
+ *   own:A    relaxed store of the process's own-table word for the seq,
+ *            before write:C (see OWN RECORDS).
+ *   own:B    a reader counting lost seqs: relaxed loads of their
+ *            descriptors and an acquire fence (or read:A for one seq),
+ *            then relaxed loads of the own table.  Every change of a
+ *            descriptor is an RMW, so whatever value it loads lies in the
+ *            release sequence of every claim and commit before it: the
+ *            notes of all records that claimed it are visible.
  *   write:D  release fence, before the block stores.  Pairs with the
  *            acquire fence read:C: a reader whose relaxed block loads saw
  *            any store of this writer also sees write:B's new lpos_head and
@@ -255,6 +288,36 @@ static inline bool filter_pass(const struct pk_ring_filter *f, unsigned level, u
 	return (int)level < f->max_level && (!f->pid || pid == f->pid);
 }
 
+/* The own table's word for @seq taken at @level: seq's low 60 bits, valid, level. */
+#define OWN_SEQ_MASK	((1ull << 60) - 1)
+#define OWN_VALID	8ull
+
+static inline uint64_t own_word(uint64_t seq, unsigned level)
+{
+	return ((seq & OWN_SEQ_MASK) << 4) | OWN_VALID | (level & 7u);
+}
+
+/* (a - b) for two seqs known by their low 60 bits, as a signed difference. */
+static inline int64_t own_diff(uint64_t a, uint64_t b)
+{
+	return (int64_t)(((a - b) & OWN_SEQ_MASK) << 4) >> 4;
+}
+
+/*
+ * Note @seq in the own table, unless a newer seq of its class is there
+ * already: a writer preempted here for a whole table's span must not hide
+ * the note of a record taken since (its own claim will fail).
+ */
+static inline void own_note(struct pk_ring *ring, uint64_t seq, unsigned level)
+{
+	_Atomic uint64_t *wp = &ring->own[seq & ring->own_mask];
+	uint64_t old = atomic_load_explicit(wp, memory_order_relaxed);
+
+	if ((old & OWN_VALID) && own_diff(old >> 4, seq) > 0)
+		return;
+	atomic_store_explicit(wp, own_word(seq, level), memory_order_relaxed);
+}
+
 static inline _Atomic uint64_t *word_at(const struct pk_ring *ring, uint64_t lpos, uint64_t i)
 {
 	return &ring->data[((lpos >> 3) + i) & ring->word_mask];
@@ -286,6 +349,8 @@ static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr 
 	ring->desc_mask = (1ull << g->desc_log2) - 1;
 	ring->data_size = 1ull << g->data_log2;
 	ring->word_mask = ring->data_size / 8 - 1;
+	ring->own = NULL;
+	ring->own_mask = 0;
 }
 
 /*
@@ -492,6 +557,9 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		*(volatile uint64_t *)seqp = seq;
 		atomic_signal_fence(memory_order_seq_cst);
 	}
+	/* LMM(own:A) */
+	if (ring->own)
+		own_note(ring, seq, meta->level);
 	/* LMM(write:B) */
 	lpos = atomic_fetch_add_explicit(&h->lpos_head, size, memory_order_relaxed);
 
@@ -505,7 +573,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 			return -ENOBUFS;
 		}
 		/* LMM(write:C) */
-	} while (!atomic_compare_exchange_weak_explicit(dp, &old, claimed, memory_order_relaxed,
+	} while (!atomic_compare_exchange_weak_explicit(dp, &old, claimed, memory_order_release,
 							memory_order_relaxed));
 	if (desc_state(old) == DS_RESERVED && desc_seq(old) != (uint32_t)seq)
 		atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
@@ -734,8 +802,136 @@ static bool stall(struct pk_ring_reader *rd, uint64_t r, uint64_t head)
 	return t - rd->stall_since_ns < rd->stall_limit_ns || head <= r + 1;
 }
 
+uint64_t pk__ring_own_words(const struct pk_ring *ring)
+{
+	uint64_t n = 4 * (ring->desc_mask + 1);
+
+	return n < (1ull << 16) ? 1ull << 16 : n > (1ull << 20) ? 1ull << 20 : n;
+}
+
+/*
+ * Count, by the own table, the seqs [from, to) that a reader lost.  The
+ * seqs s, s + W, s + 2W ... (W table words) share a word, which names the
+ * newest of them noted, if any: the k-th of the class in the range
+ * (k = its distance from s / W).  That one is ours at a known level.  The
+ * ones before it are of unknown owner and level (a newer record of ours
+ * took the word): counted, so that none of ours goes uncounted, and
+ * reported as unknown.  The ones after it were never noted: another
+ * process's, or (sole writer) ours all the same.  A word that is not
+ * valid or names a seq before s: none of the class was noted.
+ */
+static void own_count(const struct pk_ring *ring, const struct pk_ring_filter *f,
+		      uint64_t from, uint64_t to, bool unclaimed_all, struct pk_ring_lost *out)
+{
+	uint64_t w = ring->own_mask + 1, n = to - from < w ? to - from : w;
+	bool unclaimed = unclaimed_all;
+	uint64_t s, e, occ, k, unnoted;
+	int64_t d;
+
+	for (s = from; s < from + n; s++) {
+		occ = (to - 1 - s) / w + 1;	/* s, s + w, ... below to */
+		if (occ == 1 && !unclaimed_all) {
+			/*
+			 * A seq whose descriptor no writer claimed for it (or
+			 * later) may be ours, its writer stalled before its note
+			 * and still able to commit: owner unknown.  LMM(own:B):
+			 * the acquire fence orders the word's load after it.
+			 */
+			uint64_t d = atomic_load_explicit(&ring->desc[s & ring->desc_mask],
+							  memory_order_relaxed);
+
+			unclaimed = (int32_t)(desc_seq(d) - (uint32_t)s) < 0;
+			pk__fence_acquire();
+		}
+		e = atomic_load_explicit(&ring->own[s & ring->own_mask], memory_order_relaxed);
+		d = (e & OWN_VALID) ? own_diff(e >> 4, s) : -1;
+		k = d < 0 ? 0 : (uint64_t)d / w;	/* d is a multiple of w */
+		if (d < 0) {
+			unnoted = occ;
+		} else if (k >= occ) {
+			out->unknown += occ;
+			unnoted = 0;
+		} else {
+			out->unknown += k;
+			if ((int)(e & 7u) < f->max_level)
+				out->counted++;
+			unnoted = occ - k - 1;
+		}
+		out->counted += d < 0 ? 0 : (k < occ ? k : occ);
+		/*
+		 * A record given up on before its writer claimed it may be
+		 * ours, noted after the reader looked (nothing orders the
+		 * note before an unclaimed descriptor): owner unknown.
+		 */
+		if (f->sole || unclaimed) {
+			out->counted += unnoted;
+			out->unknown += unnoted;
+		}
+	}
+}
+
+void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filter *f,
+			   uint64_t from, uint64_t to, struct pk_ring_lost *out)
+{
+	uint64_t i, n;
+
+	if (to <= from)
+		return;
+	if (!f || !f->own || !ring->own) {
+		out->counted += to - from;
+		return;
+	}
+	/*
+	 * LMM(own:B): relaxed loads of the descriptors of the lost seqs,
+	 * then an acquire fence.  Every change of a descriptor is an RMW, so
+	 * the value loaded is in the release sequence of each earlier claim
+	 * (write:C, release) and commit (write:E) of that descriptor: the
+	 * fence makes the note (own:A) of every record that ever claimed it
+	 * visible.  A record accepted by its writer was claimed, so its note
+	 * is seen; one lost before its claim was never accepted.  A caller
+	 * that found the seq's descriptor with an acquire load (read:A) has
+	 * this already; the table of a lapped reader needs it.
+	 */
+	n = to - from < ring->desc_mask + 1 ? to - from : ring->desc_mask + 1;
+	for (i = 0; i < n; i++)
+		(void)atomic_load_explicit(&ring->desc[(from + i) & ring->desc_mask],
+					   memory_order_relaxed);
+	pk__fence_acquire();
+	own_count(ring, f, from, to, false, out);
+}
+
+void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to)
+{
+	uint64_t s, e, w = ring->own_mask + 1;
+
+	if (!ring->own || to <= from)
+		return;
+	if (to - from > w)
+		from = to - w;	/* older ones are named by no word any more */
+	for (s = from; s < to; s++) {
+		e = atomic_load_explicit(&ring->own[s & ring->own_mask], memory_order_relaxed);
+		if ((e & OWN_VALID) && own_diff(e >> 4, s) == 0)
+			atomic_store_explicit(&ring->own[s & ring->own_mask], 0, memory_order_relaxed);
+	}
+}
+
+/*
+ * One lost seq @r, found through its descriptor's acquire load (read:A);
+ * @unclaimed: the descriptor was not claimed for @r yet.
+ */
+static inline void lost_one(const struct pk_ring *ring, const struct pk_ring_filter *f,
+			    uint64_t r, bool unclaimed, struct pk_ring_lost *lost)
+{
+	if (!lost)
+		return;
+	if (f && f->own && ring->own)
+		own_count(ring, f, r, r + 1, unclaimed, lost);
+	else
+		lost->counted++;
+}
+
 static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
-		     const struct pk_ring_filter *f, uint64_t *skipped)
+		     const struct pk_ring_filter *f, uint64_t *skipped, struct pk_ring_lost *lost)
 {
 	const struct pk_ring *ring = rd->ring;
 	uint64_t n = ring->desc_mask + 1;
@@ -753,14 +949,21 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 
 	for (;;) {
 		head = atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
-		if (r < first && first <= head)
+		if (r < first && first <= head) {
+			if (lost)
+				pk__ring_lost_counted(ring, f, r, first, lost);
 			r = first;
+		}
 		if (r >= head) {
 			rd->next = r;
 			return 0;
 		}
-		if (head - r > n)
-			r = head - n;	/* the descriptor ring lapped us */
+		if (head - r > n) {
+			/* the descriptor ring lapped us */
+			if (lost)
+				pk__ring_lost_counted(ring, f, r, head - n, lost);
+			r = head - n;
+		}
 		if (passed >= PK_RING_SKIP_BATCH) {
 			rd->next = r;
 			return -EAGAIN;
@@ -768,11 +971,13 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 		/* LMM(read:A) */
 		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
 		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0) {
+			lost_one(ring, f, r, false, lost);
 			r++;		/* overwritten by a newer record */
 			continue;
 		}
 		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
 		if (st >= DS_LOST) {
+			lost_one(ring, f, r, false, lost);
 			r++;		/* retired, or a state no writer makes: lost */
 			continue;
 		}
@@ -791,6 +996,8 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			}
 			if (ret == BLK_FILTERED && skipped)
 				(*skipped)++;
+			if (ret == BLK_LOST)
+				lost_one(ring, f, r, false, lost);
 			r++;		/* filtered, or overwritten or torn: lost */
 			if (f)
 				passed++;
@@ -801,19 +1008,21 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			rd->next = r;
 			return 0;
 		}
+		lost_one(ring, f, r, desc_seq(d) != (uint32_t)r, lost);
 		r++;			/* given up on: counted as lost */
 	}
 }
 
 int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out)
 {
-	return read_next(rd, out, NULL, NULL);
+	return read_next(rd, out, NULL, NULL, NULL);
 }
 
 int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
-			   const struct pk_ring_filter *f, uint64_t *skipped)
+			   const struct pk_ring_filter *f, uint64_t *skipped,
+			   struct pk_ring_lost *lost)
 {
-	return read_next(rd, out, f, skipped);
+	return read_next(rd, out, f, skipped, lost);
 }
 
 /* Is there something for a reader at @seq to do (a record or a gap)? */

@@ -91,7 +91,8 @@ struct pk_ring_hdr {
 	_Atomic uint64_t clear_seq;	/* readers start here (pkmsg -C) */
 	_Atomic uint64_t suppressed;	/* not stored: another thread was panicking */
 	_Atomic uint64_t eager;		/* records formatted at the call, not deferred */
-	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 56];
+	_Atomic uint64_t joins;		/* opens of a store file that other writers held */
+	uint8_t pad2[PK_RING_HDR_SIZE - 256 - 64];
 };
 
 _Static_assert(sizeof(struct pk_ring_hdr) == PK_RING_HDR_SIZE, "ring header size");
@@ -104,6 +105,14 @@ struct pk_ring {
 	uint64_t desc_mask;		/* entries - 1 */
 	uint64_t data_size;		/* bytes */
 	uint64_t word_mask;		/* data_size / 8 - 1 */
+	/*
+	 * Optional and private to the process (pk__ring_own_setup): which
+	 * seqs were taken through this view, and at which level.  Word
+	 * seq & own_mask holds the newest such seq (low 60 bits), a valid bit
+	 * and the level.  NULL: not kept (pk__ring_attach leaves it so).
+	 */
+	_Atomic uint64_t *own;
+	uint64_t own_mask;
 };
 
 /* Metadata stored with a record. */
@@ -161,6 +170,27 @@ struct pk_ring_filter {
 	int max_level;		/* records with level >= max_level are skipped
 				   (8: none skipped) */
 	uint32_t pid;		/* non-zero: records stored by another pid are skipped */
+	/*
+	 * Which lost records *lost counts (pk__ring_read_filtered).  false:
+	 * every lost seq.  true: those the view's own table says were taken
+	 * through it at a level below max_level, and those whose word a newer
+	 * record of this view has taken (owner and level unknown, also added
+	 * to lost->unknown); seqs never noted only if @sole (no other process
+	 * stores into the region: then they are ours too, e.g. a writer
+	 * interrupted between taking its seq and noting it).
+	 */
+	bool own;
+	bool sole;
+};
+
+/*
+ * Lost records as a filtered read counts them: @counted, of which
+ * @unknown are seqs whose owner or level the own table could not name
+ * (counted all the same; see struct pk_ring_filter).
+ */
+struct pk_ring_lost {
+	uint64_t counted;
+	uint64_t unknown;
 };
 
 /* Records a filtered read passes over before it lets its caller look up. */
@@ -261,6 +291,8 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
  * this way, so a caller tells the two apart: of the seqs a call moves over
  * (from rd->next before it to out->seq, or to rd->next after it), *skipped
  * grew by the filtered ones and the rest were lost.
+ * *lost (if not NULL) is increased by the lost ones that @f counts (all of
+ * them unless f->own; see struct pk_ring_filter).
  * @f: NULL filters nothing (then this is pk__ring_read()).
  * Context: as pk__ring_read().
  * Return: 1 record in @out; 0 nothing more now; -EAGAIN a batch of
@@ -268,7 +300,31 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
  * the caller gets a chance to check for a higher-priority owner in between).
  */
 int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
-			   const struct pk_ring_filter *f, uint64_t *skipped);
+			   const struct pk_ring_filter *f, uint64_t *skipped,
+			   struct pk_ring_lost *lost);
+
+/*
+ * pk__ring_lost_counted() - of the seqs [@from, @to), all of them lost to
+ * a reader, add those @f counts to *@out (as *lost above).  Bounded: at most
+ * min(to - from, own_mask + 1) table words and desc_mask + 1 descriptors.
+ * Context: any thread or signal handler.
+ */
+void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filter *f,
+			   uint64_t from, uint64_t to, struct pk_ring_lost *out);
+
+/*
+ * pk__ring_own_words() - how many table words a view of @ring gets: four
+ * laps of its descriptors, at least 2^16 and at most 2^20 (8 MiB of
+ * address space, touched only as records are stored).
+ */
+uint64_t pk__ring_own_words(const struct pk_ring *ring);
+
+/*
+ * pk__ring_own_forget() - unnote the seqs [@from, @to) in @ring's own
+ * table (a fork child's copy names its parent's records as its own).
+ * Context: while no writer uses the view (a fork child's handler).
+ */
+void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to);
 
 /*
  * Oldest seq still in the store; with @after_clear, not before the point

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -552,6 +553,170 @@ static void test_fork_shared_store(void **state)
 	}
 }
 
+/*
+ * ---- a shared store: a drop notice counts this process's lost records ----
+ * The forked child's console is held inside its first write while another
+ * thread of the child stores four errors and two debug records (filtered
+ * by the console) and the parent laps the store with 20000 records.  The
+ * child's console must then report exactly 4 dropped: not the parent's
+ * records, not its own filtered ones.
+ */
+struct shared_drop {
+	_Atomic int blocked, stored, go;
+};
+static struct shared_drop *sd;
+
+static void sd_hook(struct tu_capture *cap)
+{
+	static _Atomic int first = 1;
+
+	(void)cap;
+	if (!atomic_exchange(&first, 0))
+		return;
+	atomic_store(&sd->blocked, 1);
+	tu_wait_until(atomic_load(&sd->go), CHILD_MS / 4);
+}
+
+static void *sd_storer(void *arg)
+{
+	unsigned i;
+
+	(void)arg;
+	tu_wait_until(atomic_load(&sd->blocked), CHILD_MS / 4);
+	for (i = 1; i <= 4; i++) {
+		TU_CHECK(pk_err("child %u\n", i) > 0);
+		if (i <= 2)
+			TU_CHECK(pk_debug("child debug %u\n", i) > 0);
+	}
+	atomic_store(&sd->stored, 1);
+	return NULL;
+}
+
+static void shared_drop_child(enum pk_mode mode)
+{
+	struct tu_capture *cap;
+	struct pk_console *c;
+	struct pk_console_stats st;
+	struct pk_config cfg;
+	pthread_t t;
+	unsigned i;
+	pid_t pid;
+	char *s;
+	int status;
+
+	sd = mmap(NULL, sizeof(*sd), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	TU_CHECK(sd != MAP_FAILED);
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_BUFFER_CLEAR;
+	cfg.mode = mode;
+	cfg.buffer_size = 64 << 10;
+	cfg.buffer_path = fork_store;
+	TU_CHECK(pk_init(&cfg) == 0);
+	pid = tu_fork();
+	TU_CHECK(pid >= 0);
+	if (pid) {
+		TU_CHECK(tu_wait_until(atomic_load(&sd->stored), CHILD_MS / 4));
+		for (i = 0; i < 20000; i++)
+			pk_err("parent %u\n", i);
+		atomic_store(&sd->go, 1);
+		tu_waitpid(pid, &status, CHILD_MS / 2, "shared-store child");
+		TU_CHECK(WIFEXITED(status) && !WEXITSTATUS(status));
+		exit(0);
+	}
+	cap = tu_capture_new(0);
+	cap->hook = sd_hook;
+	c = pk_console_register(&tu_capture_ops, cap, 7);	/* no debug */
+	TU_CHECK(c);
+	TU_CHECK(pthread_create(&t, NULL, sd_storer, NULL) == 0);
+	TU_CHECK(pk_err("child 0\n") > 0);	/* legacy: blocks in the write */
+	TU_CHECK(pthread_join(t, NULL) == 0);
+	TU_CHECK(tu_wait_until(atomic_load(&sd->go), CHILD_MS / 4));
+	TU_CHECK(pk_err("child 5\n") > 0);
+	TU_CHECK(pk_flush(10000) == 0);
+	TU_CHECK(pk_console_stats_get(c, &st) == 0);
+	s = tu_capture_text(cap);
+	printf("%s: shared store: %llu printed, %llu dropped in %llu notices\n%s", mode_names[mode],
+	       (unsigned long long)st.records, (unsigned long long)st.dropped,
+	       (unsigned long long)st.notices, s);
+	TU_CHECK(tu_count(s, "child 0") == 1 && tu_count(s, "child 5") == 1);
+	TU_CHECK(tu_count(s, "parent") == 0 && tu_count(s, "debug") == 0);
+	TU_CHECK(tu_count(s, "** 4 printk messages dropped **") == 1);
+	TU_CHECK(st.dropped == 4 && st.notices == 1);
+	free(s);
+	exit(0);
+}
+
+/*
+ * Whether a process is its store's only writer (pk__store_sole()): the
+ * drop count trusts unnoted seqs to be its own only then.  Anonymous
+ * memory always is; a store file until another opener joins it or the
+ * process forks.
+ */
+static void sole_child(enum pk_mode mode)
+{
+	struct pk_config cfg;
+	void *mem;
+	size_t sz;
+	int fd, st;
+	pid_t pid;
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE;
+	cfg.mode = mode;
+	TU_CHECK(pk_init(&cfg) == 0);
+	TU_CHECK(pk__store_sole());
+	pk_shutdown();
+	cfg.buffer_path = fork_store;
+	cfg.buffer_size = 64 << 10;
+	TU_CHECK(pk_init(&cfg) == 0);
+	TU_CHECK(pk_err("alone\n") > 0);
+	TU_CHECK(pk__store_sole());
+	/* Another opener of the live store (another program, as far as locks go). */
+	TU_CHECK(pk__persist_open(&cfg, &mem, &sz, &fd) == 0);
+	TU_CHECK(!pk__store_sole());
+	pk__persist_close(mem, sz, fd);
+	pk_shutdown();
+	unlink(fork_store);
+	TU_CHECK(pk_init(&cfg) == 0);
+	TU_CHECK(pk__store_sole());
+	pid = fork();
+	TU_CHECK(pid >= 0);
+	if (!pid)
+		_exit(pk__store_sole() ? 1 : 0);
+	TU_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st));
+	TU_CHECK(!pk__store_sole());
+	pk_shutdown();
+	exit(0);
+}
+
+static void test_store_sole(void **state)
+{
+	(void)state;
+	fork_store = tu_tmp_path("flush-sole-store");
+	expect_exit0("sole writer", PK_MODE_HANDOFF,
+		     in_child("sole writer", PK_MODE_HANDOFF, sole_child, NULL));
+	unlink(fork_store);
+	free(fork_store);
+}
+
+static void test_shared_store_drop_count(void **state)
+{
+	static const enum pk_mode ms[] = { PK_MODE_LEGACY, PK_MODE_THREAD };
+	unsigned m;
+
+	(void)state;
+	for (m = 0; m < 2; m++) {
+		/* As test_fork_shared_store: the sanitizers' runtimes in a fork child. */
+		if ((ms[m] == PK_MODE_THREAD && tu_sanitized_thread()) || tu_sanitized_address())
+			continue;
+		fork_store = tu_tmp_path("flush-shared-drop");
+		expect_exit0("shared drop count", ms[m],
+			     in_child("shared drop count", ms[m], shared_drop_child, NULL));
+		unlink(fork_store);
+		free(fork_store);
+	}
+}
+
 /* ---- a console that prints nothing reports nothing dropped ---- */
 
 static void quiet_child(enum pk_mode mode)
@@ -806,6 +971,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_recursing_console),
 		cmocka_unit_test(test_cancel_while_printing),
 		cmocka_unit_test(test_fork_shared_store),
+		cmocka_unit_test(test_shared_store_drop_count),
+		cmocka_unit_test(test_store_sole),
 		cmocka_unit_test(test_filtered_flood_counts_nothing_dropped),
 		cmocka_unit_test(test_old_owner_silent_after_takeover),
 		cmocka_unit_test(test_report_check_finds_damage),

@@ -857,8 +857,16 @@ static void run_mixed_signal_storm(enum pk_mode mode)
 				 atomic_load(&mix_failed));
 	assert_int_equal(l.lines, st.records);
 	assert_int_equal(l.dropped, st.dropped);
-	/* Drops may include filtered records: the three together are all. */
-	assert_int_equal(l.lines + l.dropped + st.skipped, ps.stored);
+	/*
+	 * Every printable record accepted is printed or counted dropped; a
+	 * drop notice counts no filtered record, only, at most, the seqs of
+	 * failed calls (a record overrun before its commit).
+	 */
+	assert_true(l.lines + l.dropped >= atomic_load(&mix_printable));
+	/* Unattributed: a console more than the own table's span behind. */
+	assert_true(l.lines + l.dropped - st.unattributed <=
+		    atomic_load(&mix_printable) + atomic_load(&mix_failed));
+	assert_true(l.lines + l.dropped + st.skipped <= ps.stored);
 	assert_true(l.lines <= atomic_load(&mix_printable));
 	assert_true(st.skipped <= atomic_load(&mix_debug));
 	assert_true(atomic_load(&mix_handled) > 0);

@@ -856,6 +856,163 @@ static int mixed_level(uint64_t i) { return i >= 200 && i < 400 ? 7 : (int)((i *
 static uint32_t mixed_pid(uint64_t i) { return i % 3 == 2 ? 777 : 4321; }
 
 /*
+ * Lost records are counted by the view's own table (ringbuf.c, "OWN
+ * RECORDS"): two "processes" write one region, one of them through a view
+ * with a table.  A reader that is lapped (a jump) or overtaken one record
+ * at a time must count exactly the lost records of its own view that its
+ * level passes, those still named by their table word; in a region with
+ * no other writer (sole) every lost seq but the known filtered ones.
+ * Over first seqs that put the 32-bit descriptor seqs, the table's 60-bit
+ * seqs and the write limit at the edges.
+ */
+static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, uint64_t seed)
+{
+	struct fixture *f = fx_new_at(12, first);
+	struct pk_ring a = f->ring, b = f->ring;
+	struct pk_ring_filter flt = { .max_level = 5, .pid = 0, .own = true, .sole = !two };
+	uint64_t w, i, seq, skipped = 0, want = 0, want_unknown = 0, truth = 0, read = 0, *last;
+	struct pk_ring_lost lost = { 0, 0 };
+	uint8_t *who, *lvl, *got;
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	int ret;
+
+	w = pk__ring_own_words(&a);
+	a.own = calloc(w, sizeof(uint64_t));
+	a.own_mask = w - 1;
+	who = calloc(n, 1);
+	lvl = calloc(n, 1);
+	got = calloc(n, 1);
+	last = malloc(w * sizeof(*last));
+	assert_non_null(a.own);
+	assert_non_null(last);
+	memset(last, 0xff, w * sizeof(*last));
+	pk__ring_reader_init(&rd, &a, false);
+	rd.next = first;
+	rd.stall_limit_ns = 0;
+	for (i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		who[i] = two && (seed >> 40) % 3 == 0;	/* 1: the other process */
+		lvl[i] = (uint8_t)((seed >> 50) % 8);
+		assert_int_equal(put_meta(who[i] ? &b : &a, "x", lvl[i], who[i] ? 2 : 1, &seq), 0);
+		assert_true(seq == first + i);
+		if (!who[i])
+			last[seq & (w - 1)] = seq;
+		/* Read now and then, so that both a lap and single losses occur. */
+		if (periodic && (seed >> 20) % 997 == 0)
+			while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost)) != 0)
+				if (ret == 1)
+					got[rec.seq - first] = 1;
+	}
+	while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost)) != 0)
+		if (ret == 1)
+			got[rec.seq - first] = 1;
+	/* Nothing else was lost than what passed unread. */
+	for (i = 0; i < n; i++) {
+		uint64_t sq = first + i, named = last[sq & (w - 1)];
+		bool passes = !who[i] && lvl[i] < 5;
+		bool unknown = named != UINT64_MAX && named > sq, unnoted = !unknown && named != sq;
+
+		read += got[i];
+		if (got[i])
+			continue;
+		if (passes)
+			truth++;
+		/*
+		 * Read at the end only: the table as it is then.  Read every
+		 * thousand records or so: the table still names every seq
+		 * when it is counted.
+		 */
+		if (periodic) {
+			unknown = false;
+			unnoted = who[i];
+		}
+		if (unknown || (unnoted && !two)) {
+			want++;	/* owner or level unknown: counted */
+			want_unknown++;
+		} else if (!unnoted && passes) {
+			want++;	/* known to be ours and printable */
+		}
+	}
+	print_message("first %#llx, %s, %s: %llu stored, %llu read, %llu ours and printable "
+		      "lost; counted %llu (expected %llu), %llu unknown (expected %llu)\n",
+		      (unsigned long long)first, two ? "two writers" : "sole writer",
+		      periodic ? "read often" : "read once", (unsigned long long)n,
+		      (unsigned long long)read, (unsigned long long)truth,
+		      (unsigned long long)lost.counted, (unsigned long long)want,
+		      (unsigned long long)lost.unknown, (unsigned long long)want_unknown);
+	assert_true(truth > 0);
+	assert_int_equal(lost.counted, want);
+	assert_int_equal(lost.unknown, want_unknown);
+	/* Nothing of ours goes uncounted; what is attributed is never too much. */
+	assert_true(lost.counted >= truth);
+	assert_true(lost.counted - lost.unknown <= truth);
+	if (periodic)
+		assert_int_equal(lost.counted, truth);
+	free(last);
+	free(got);
+	free(lvl);
+	free(who);
+	free(a.own);
+	fx_free(f);
+}
+
+/*
+ * A fork child forgets the seqs its parent noted up to the fork
+ * (pk__ring_own_forget): lost, they are another process's.
+ */
+static void test_own_forget(void **state)
+{
+	struct fixture *f = fx_new(12);
+	struct pk_ring a = f->ring;
+	struct pk_ring_filter flt = { .max_level = 8, .pid = 0, .own = true, .sole = false };
+	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint64_t w, i, seq, skipped = 0;
+
+	(void)state;
+	w = pk__ring_own_words(&a);
+	a.own = calloc(w, sizeof(uint64_t));
+	a.own_mask = w - 1;
+	assert_non_null(a.own);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(put_meta(&a, "noted", 3, 1, &seq), 0);
+	/* The "parent's" seqs 600..999 as a child sees them after the fork. */
+	pk__ring_own_forget(&a, 600, 1000);
+	pk__ring_reader_init(&rd, &a, false);
+	rd.next = 0;
+	while (pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost) != 0)
+		;
+	/* 1000 seqs, 128 descriptors: all but the last lap lost; 600 of them ours. */
+	print_message("lost %llu counted (%llu unknown), read up to %llu\n",
+		      (unsigned long long)lost.counted, (unsigned long long)lost.unknown,
+		      (unsigned long long)rd.next);
+	assert_int_equal(lost.unknown, 0);
+	assert_int_equal(lost.counted, 600);
+	free(a.own);
+	fx_free(f);
+}
+
+static void test_own_lost_counts(void **state)
+{
+	static const uint64_t firsts[] = {
+		0, (1ull << 31) - 70000, (1ull << 32) - 70000, (1ull << 60) - 70000,
+		PK_RING_SEQ_WRITE_LIMIT - 300000,
+	};
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(firsts) / sizeof(firsts[0]); i++) {
+		own_lost_run(firsts[i], true, 3000, false, 1 + i);	/* within the table */
+		own_lost_run(firsts[i], true, 250000, true, 11 + i);
+		own_lost_run(firsts[i], true, 250000, false, 21 + i);	/* classes reused */
+		own_lost_run(firsts[i], false, 250000, true, 31 + i);
+		own_lost_run(firsts[i], false, 250000, false, 41 + i);
+	}
+}
+
+/*
  * Mixed levels and pids: a filtered read returns exactly the records the
  * filter passes, intact, counts every other one as skipped (none as lost),
  * and gives its caller a look-in every PK_RING_SKIP_BATCH records.
@@ -863,7 +1020,7 @@ static uint32_t mixed_pid(uint64_t i) { return i % 3 == 2 ? 777 : 4321; }
 static void test_filtered_read(void **state)
 {
 	struct fixture *f = fx_new_at(16, (1ull << 32) - 40);
-	struct pk_ring_filter flt = { .max_level = 5, .pid = 4321 }, all = { 8, 0 };
+	struct pk_ring_filter flt = { .max_level = 5, .pid = 4321 }, all = { 8, 0, false, false };
 	struct pk_ring_reader rd, plain;
 	struct pk_ring_rec rec, rec2;
 	uint64_t first = (1ull << 32) - 40, skipped = 0, i, prev, want_skipped = 0;
@@ -880,7 +1037,7 @@ static void test_filtered_read(void **state)
 	for (;;) {
 		uint64_t before = rd.next, sk = skipped;
 
-		ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped);
+		ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, NULL);
 		if (ret == -EAGAIN) {
 			again++;
 			assert_int_equal(skipped - sk, PK_RING_SKIP_BATCH);
@@ -923,7 +1080,7 @@ static void test_filtered_read(void **state)
 	pk__ring_reader_init(&rd, &f->ring, false);
 	pk__ring_reader_init(&plain, &f->ring, false);
 	skipped = 0;
-	while ((ret = pk__ring_read_filtered(&rd, &rec, &all, &skipped)) == 1) {
+	while ((ret = pk__ring_read_filtered(&rd, &rec, &all, &skipped, NULL)) == 1) {
 		assert_int_equal(pk__ring_read(&plain, &rec2), 1);
 		assert_int_equal(rec.seq, rec2.seq);
 		assert_string_equal(rec.text, rec2.text);
@@ -934,7 +1091,7 @@ static void test_filtered_read(void **state)
 	assert_int_equal(skipped, 0);
 	/* No filter at all: the same, and a NULL count is fine. */
 	pk__ring_reader_init(&rd, &f->ring, false);
-	assert_int_equal(pk__ring_read_filtered(&rd, &rec, NULL, NULL), 1);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, NULL, NULL, NULL), 1);
 	assert_int_equal(rec.seq, first);
 	fx_free(f);
 }
@@ -992,15 +1149,15 @@ static void test_filtered_torn_header(void **state)
 	}
 
 	pk__ring_reader_init(&rd, &f->ring, false);
-	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped), 1);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, NULL), 1);
 	assert_string_equal(rec.text, "error, old format");
 	assert_int_equal(rec.seq, s[3]);
 	/* 0 and 1 lost, 2 filtered (read whole). */
 	assert_int_equal(skipped, 1);
-	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped), 1);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, NULL), 1);
 	assert_string_equal(rec.text, "error, intact");
 	assert_int_equal(skipped, 2);
-	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped), 0);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, NULL), 0);
 
 	/* An unfiltered reader agrees: 0 and 1 are torn, 2 and 3 intact. */
 	pk__ring_reader_init(&rd, &f->ring, false);
@@ -1037,7 +1194,7 @@ static void test_filtered_skip_cost(void **state)
 	for (rep = 0; rep < reps; rep++) {
 		pk__ring_reader_init(&rd, &f->ring, false);
 		t0 = tu_now_ns();
-		while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped)) != 0)
+		while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, NULL)) != 0)
 			assert_int_equal(ret, -EAGAIN);
 		t_skip += tu_now_ns() - t0;
 		pk__ring_reader_init(&rd, &f->ring, false);
@@ -1266,6 +1423,8 @@ int main(void)
 		cmocka_unit_test(test_filtered_torn_header),
 		cmocka_unit_test(test_filtered_skip_cost),
 		cmocka_unit_test(test_skip_seq),
+		cmocka_unit_test(test_own_lost_counts),
+		cmocka_unit_test(test_own_forget),
 		cmocka_unit_test(test_stall_limit_zero),
 		cmocka_unit_test(test_seq_reported_on_failure),
 		cmocka_unit_test(test_inflight_seq_seen_by_handler),

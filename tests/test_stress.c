@@ -165,7 +165,7 @@ static void *filtered_reader(void *arg)
 	TU_CHECK(expect == BASE);
 	for (;;) {
 		before = skipped;
-		ret = pk__ring_read_filtered(&rd, rec, &filter, &skipped);
+		ret = pk__ring_read_filtered(&rd, rec, &filter, &skipped, NULL);
 		TU_CHECK(skipped - before <= (ret == 1 ? rec->seq : rd.next) - expect);
 		if (ret == 1) {
 			TU_CHECK(rec->seq >= expect);

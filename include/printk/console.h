@@ -193,7 +193,13 @@ struct pk_console_stats {
 	uint64_t skipped;	/* filtered: below its loglevel, or another process's */
 	uint64_t write_errors;
 	uint64_t busy_ns;	/* time spent inside write() */
-	uint64_t reserved[8];	/* zero: later counters */
+	/*
+	 * Of dropped: records counted without knowing whether they were this
+	 * process's or the console's level would print them (it fell more
+	 * than its process's own-record table behind; pk_console(3)).
+	 */
+	uint64_t unattributed;
+	uint64_t reserved[7];	/* zero: later counters */
 };
 
 /**
