@@ -25,4 +25,5 @@ void strip_format(void)
 	pr_warn_once("%s\n", ARG(6));
 	pr_notice_ratelimited("%s\n", ARG(7));
 	pr_devel("%s\n", ARG(8));
+	PK_DYNDBG_PR_DEBUG("%s\n", ARG(9));
 }

@@ -46,6 +46,7 @@ void strip_calls(struct strip_counts *c)
 	pk_info("strip-gone pk_info %d\n", c->gone++);
 	pk_debug("strip-gone pk_debug %d\n", c->gone++);
 	pk_dyndbg("strip-gone pk_dyndbg %d\n", c->gone++);
+	PK_DYNDBG_PR_DEBUG("strip-gone PK_DYNDBG_PR_DEBUG %d\n", c->gone++);
 	pr_notice("strip-gone pr_notice %d\n", c->gone++);
 	pr_info("strip-gone pr_info %d\n", c->gone++);
 	pr_devel("strip-gone pr_devel %d\n", c->gone++);

@@ -260,8 +260,13 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
  * @fmt and the message is printed with pr_fmt(fmt).  kernel.h must define
  * pr_fmt before expanding it.
  */
+#if PK__ON_7
 #define PK_DYNDBG_PR_DEBUG(fmt, ...)                                                    \
 	PK__DYNDBG_SITE(fmt, PK_DYNDBG_PRINTK_FN(&pk__dd_site, pr_fmt(fmt), ##__VA_ARGS__))
+#else
+/* PK_DEBUG stripped by PK_MAX_LEVEL: no site, nothing evaluated, the format checked. */
+#define PK_DYNDBG_PR_DEBUG(fmt, ...)	PK__STRIPPED(PK_DEBUG, pr_fmt(fmt), ##__VA_ARGS__)
+#endif
 
 /*
  * Registration of this object's sites, once per translation unit that
