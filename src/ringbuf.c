@@ -107,7 +107,8 @@
  * pid and level of an overwritten record are gone with its block.  So a
  * view may keep a private table (pk_ring.own): writers through the view
  * note each seq they take there with its level (own:A), one word per seq
- * modulo the table's size W (2N, at least 2^12, at most 2^20).  A reader that loses seq s (filter
+ * modulo the table's size W (2N, at least 2^12, at most 2^20: under one
+ * lap only for data rings over 32 MiB).  A reader that loses seq s (filter
  * field `own`) counts it if the word names s at a level it would print,
  * and not if the word names an older seq (s was never noted: another
  * process's) unless the view is the region's sole writer (filter field
@@ -115,10 +116,13 @@
  * same class (the reader fell more than W behind) leaves s's owner and
  * level unknown: it is counted, so that no record of ours goes
  * uncounted, and reported apart (pk_ring_lost.unknown).  So the count is
- * exact while a reader stays within W seqs of what it counts.  A record a
- * reader gives up on before its writer claimed it (the writer stalled
- * between A and C) may not be noted yet: counted as unknown unless its
- * word names it.
+ * exact while a reader stays within W seqs of what it counts.  Not
+ * counted in a shared region: a record of ours whose writer stalled
+ * between A and own:A (two instructions) while a reader gave it up or
+ * lapped it, and that then still claims and commits.  (Counting every
+ * unclaimed seq a reader gives up on as unknown would cover it, but
+ * counts the other processes' records in progress that a reader meets
+ * at the head of the store: 4 extra in 4 in test_flush's shared store.)
  *
  * FILTERED READING (pk__ring_read_filtered)
  *
@@ -321,7 +325,10 @@ static inline _Atomic uint64_t *own_at(const struct pk_ring *ring, uint64_t seq)
 /*
  * Note @seq in the own table, unless a newer seq of its class is there
  * already: a writer preempted here for a whole table's span must not hide
- * the note of a record taken since (its own claim will fail).
+ * the note of a record taken since (its own claim will most likely fail:
+ * W >= N but in stores over 32 MiB).  Not atomic: a writer preempted
+ * between the load and the store for a whole span still can; the drop
+ * count then misses that newer record if it is lost.
  */
 static inline void own_note(struct pk_ring *ring, uint64_t seq, unsigned level)
 {
@@ -821,7 +828,7 @@ uint64_t pk__ring_own_words(const struct pk_ring *ring)
 {
 	uint64_t n = 2 * (ring->desc_mask + 1);
 
-	return n < (1ull << 12) ? 1ull << 12 : n > (1ull << 16) ? 1ull << 16 : n;
+	return n < (1ull << 12) ? 1ull << 12 : n > (1ull << 20) ? 1ull << 20 : n;
 }
 
 /*
@@ -836,29 +843,15 @@ uint64_t pk__ring_own_words(const struct pk_ring *ring)
  * valid or names a seq before s: none of the class was noted.
  */
 static void own_count(const struct pk_ring *ring, const struct pk_ring_filter *f,
-		      uint64_t from, uint64_t to, bool unclaimed_all, struct pk_ring_lost *out)
+		      uint64_t from, uint64_t to, struct pk_ring_lost *out)
 {
 	uint64_t w = ring->own_mask + 1, n = to - from < w ? to - from : w;
 	unsigned shift = (unsigned)__builtin_ctzll(w);	/* w is a power of two */
-	bool unclaimed = unclaimed_all;
 	uint64_t s, e, occ, k, unnoted;
 	int64_t d;
 
 	for (s = from; s < from + n; s++) {
 		occ = ((to - 1 - s) >> shift) + 1;	/* s, s + w, ... below to */
-		if (occ == 1 && !unclaimed_all && !f->sole) {
-			/*
-			 * A seq whose descriptor no writer claimed for it (or
-			 * later) may be ours, its writer stalled before its note
-			 * and still able to commit: owner unknown.  LMM(own:B):
-			 * the acquire fence orders the word's load after it.
-			 */
-			uint64_t d = atomic_load_explicit(&ring->desc[s & ring->desc_mask],
-							  memory_order_relaxed);
-
-			unclaimed = (int32_t)(desc_seq(d) - (uint32_t)s) < 0;
-			pk__fence_acquire();
-		}
 		e = atomic_load_explicit(own_at(ring, s), memory_order_relaxed);
 		d = (e & OWN_VALID) ? own_diff(e >> 4, s) : -1;
 		k = d < 0 ? 0 : (uint64_t)d >> shift;	/* d is a multiple of w */
@@ -874,12 +867,7 @@ static void own_count(const struct pk_ring *ring, const struct pk_ring_filter *f
 			unnoted = occ - k - 1;
 		}
 		out->counted += d < 0 ? 0 : (k < occ ? k : occ);
-		/*
-		 * A record given up on before its writer claimed it may be
-		 * ours, noted after the reader looked (nothing orders the
-		 * note before an unclaimed descriptor): owner unknown.
-		 */
-		if (f->sole || unclaimed) {
+		if (f->sole) {
 			out->counted += unnoted;
 			out->unknown += unnoted;
 		}
@@ -904,23 +892,19 @@ void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filt
 	 * (write:C, release) and commit (write:E) of that descriptor: the
 	 * fence makes the note (own:A) of every record that ever claimed it
 	 * visible.  A record accepted by its writer was claimed, so its note
-	 * is seen; one lost before its claim was never accepted.  A caller
-	 * that found the seq's descriptor with an acquire load (read:A) has
-	 * this already; the table of a lapped reader needs it.
+	 * is seen.  A caller that found the seq's descriptor with an acquire
+	 * load (read:A) has this already; the table of a lapped reader needs
+	 * it.  A sole writer needs no ordering: a note it misses leaves the
+	 * seq unnoted, which it counts (as unknown) anyway.
 	 */
-	/*
-	 * Within one table span own_count() loads each seq's descriptor
-	 * itself; a sole writer needs no ordering at all: a note it misses
-	 * leaves the seq unnoted, which it counts (as unknown) anyway.
-	 */
-	if (!f->sole && to - from > ring->own_mask + 1) {
+	if (!f->sole) {
 		n = to - from < ring->desc_mask + 1 ? to - from : ring->desc_mask + 1;
 		for (i = 0; i < n; i++)
 			(void)atomic_load_explicit(&ring->desc[(from + i) & ring->desc_mask],
 						   memory_order_relaxed);
 		pk__fence_acquire();
 	}
-	own_count(ring, f, from, to, false, out);
+	own_count(ring, f, from, to, out);
 }
 
 void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to)
@@ -938,17 +922,14 @@ void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to)
 	}
 }
 
-/*
- * One lost seq @r, found through its descriptor's acquire load (read:A);
- * @unclaimed: the descriptor was not claimed for @r yet.
- */
+/* One lost seq @r, found through its descriptor's acquire load (read:A). */
 static inline void lost_one(const struct pk_ring *ring, const struct pk_ring_filter *f,
-			    uint64_t r, bool unclaimed, struct pk_ring_lost *lost)
+			    uint64_t r, struct pk_ring_lost *lost)
 {
 	if (!lost)
 		return;
 	if (f && f->own && ring->own)
-		own_count(ring, f, r, r + 1, unclaimed, lost);
+		own_count(ring, f, r, r + 1, lost);
 	else
 		lost->counted++;
 }
@@ -994,13 +975,13 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 		/* LMM(read:A) */
 		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
 		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0) {
-			lost_one(ring, f, r, false, lost);
+			lost_one(ring, f, r, lost);
 			r++;		/* overwritten by a newer record */
 			continue;
 		}
 		st = desc_seq(d) == (uint32_t)r ? desc_state(d) : DS_FREE;
 		if (st >= DS_LOST) {
-			lost_one(ring, f, r, false, lost);
+			lost_one(ring, f, r, lost);
 			r++;		/* retired, or a state no writer makes: lost */
 			continue;
 		}
@@ -1020,7 +1001,7 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			if (ret == BLK_FILTERED && skipped)
 				(*skipped)++;
 			if (ret == BLK_LOST)
-				lost_one(ring, f, r, false, lost);
+				lost_one(ring, f, r, lost);
 			r++;		/* filtered, or overwritten or torn: lost */
 			if (f)
 				passed++;
@@ -1031,7 +1012,7 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			rd->next = r;
 			return 0;
 		}
-		lost_one(ring, f, r, desc_seq(d) != (uint32_t)r, lost);
+		lost_one(ring, f, r, lost);
 		r++;			/* given up on: counted as lost */
 	}
 }

@@ -106,10 +106,11 @@ struct pk_ring {
 	uint64_t data_size;		/* bytes */
 	uint64_t word_mask;		/* data_size / 8 - 1 */
 	/*
-	 * Optional and private to the process (pk__ring_own_setup): which
-	 * seqs were taken through this view, and at which level.  Word
-	 * seq & own_mask holds the newest such seq (low 60 bits), a valid bit
-	 * and the level.  NULL: not kept (pk__ring_attach leaves it so).
+	 * Optional and private to the process (set up by printk.c): which
+	 * seqs were taken through this view, and at which level.  The word
+	 * of seq % (own_mask + 1) (ringbuf.c own_at) holds the newest such
+	 * seq (low 60 bits), a valid bit and the level.  NULL: not kept
+	 * (pk__ring_attach leaves it so).
 	 */
 	_Atomic uint64_t *own;
 	uint64_t own_mask;
@@ -306,7 +307,8 @@ int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 /*
  * pk__ring_lost_counted() - of the seqs [@from, @to), all of them lost to
  * a reader, add those @f counts to *@out (as *lost above).  Bounded: at most
- * min(to - from, own_mask + 1) table words and desc_mask + 1 descriptors.
+ * min(to - from, own_mask + 1) table words and as many descriptors, plus
+ * desc_mask + 1 descriptors for a range longer than the table.
  * Context: any thread or signal handler.
  */
 void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filter *f,
@@ -314,9 +316,9 @@ void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filt
 
 /*
  * pk__ring_own_words() - how many table words a view of @ring gets: two
- * laps of its descriptors, at least 2^12 and at most 2^16 (8 bytes each:
- * 512 KiB for the default store and larger ones; a larger table made a
- * fresh 100 MB store's first lap 1.6x slower, 150 ns against 91 per call).
+ * laps of its descriptors, at least 2^12 and at most 2^20 (8 bytes each:
+ * 512 KiB for the default store, 8 MiB at most; under one lap only for
+ * data rings over 32 MiB).
  */
 uint64_t pk__ring_own_words(const struct pk_ring *ring);
 
