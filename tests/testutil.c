@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <sys/prctl.h>
@@ -224,14 +225,21 @@ size_t tu_make_text(char *buf, size_t size, unsigned w, uint64_t c, size_t pad)
 	return (size_t)n;
 }
 
-int tu_check_text(const char *text, size_t len, unsigned *w, uint64_t *c)
+int tu_check_text(const char *in, size_t len, unsigned *w, uint64_t *c)
 {
+	char text[2048];
 	unsigned long long cc;
 	unsigned ww, sum;
 	const char *p;
 
-	if (len < 14)
+	/*
+	 * A copy of the line: sscanf() takes the length of its whole input,
+	 * and @in may be a line of a capture tens of MB long.
+	 */
+	if (len < 14 || len >= sizeof(text))
 		return -1;
+	memcpy(text, in, len);
+	text[len] = '\0';
 	p = text + len - 13;
 	if (memcmp(p, " sum=", 5) || sscanf(p + 5, "%8x", &sum) != 1)
 		return -1;
@@ -426,6 +434,7 @@ int tu_parse_lines(const char *text, unsigned writers, struct tu_lines *r)
 {
 	uint64_t *next = calloc(writers ? writers : 1, sizeof(*next));
 	const char *p = text, *nl, *t;
+	char head[96];
 	unsigned long long n;
 	unsigned w;
 	uint64_t c;
@@ -437,7 +446,15 @@ int tu_parse_lines(const char *text, unsigned writers, struct tu_lines *r)
 		nl = strchr(p, '\n');
 		if (!nl)
 			nl = p + strlen(p);
-		if (sscanf(p, "** %llu printk messages dropped **", &n) == 1) {
+		/*
+		 * sscanf() takes the length of its whole input first: on the
+		 * line alone, or parsing a big capture is quadratic (minutes
+		 * for the tens of MB a storm prints).
+		 */
+		if (nl - p < (ptrdiff_t)sizeof(head))
+			memcpy(head, p, (size_t)(nl - p));
+		head[nl - p < (ptrdiff_t)sizeof(head) ? nl - p : 0] = '\0';
+		if (sscanf(head, "** %llu printk messages dropped **", &n) == 1) {
 			r->notices++;
 			r->dropped += n;
 		} else if ((t = strstr(p, "w=")) && t < nl) {
