@@ -482,6 +482,90 @@ int pk_console_set_loglevel(struct pk_console *con, int loglevel)
 	return 0;
 }
 
+/*
+ * MODULE FILTER
+ *
+ * Versions in slots: the setter (one at a time: modf_lock) writes version
+ * N + 1 into slot (N + 1) % SLOTS, a slot no printer has been told about
+ * for SLOTS - 1 versions, and then publishes N + 1.  A printer copies the
+ * newest version's slot and keeps the copy if, afterwards, the newest
+ * version is still less than SLOTS - 1 past the one it copied: the
+ * setter had not begun to write that slot again (it begins only after
+ * publishing the version SLOTS - 1 past it).  So a printer never waits on
+ * a setter, not even on one it interrupted on its own thread, and a copy
+ * fails only if SLOTS - 1 changes were made while it copied (it then
+ * tries again).
+ *
+ *   modf:A  the setter's bytes, then its release store of the version;
+ *           the printer's acquire load of the version, then its copy:
+ *           a version seen is a slot written whole.
+ *   modf:B  the setter publishes version N + SLOTS - 1 (relaxed), then a
+ *           release fence, then rewrites slot N % SLOTS; the printer
+ *           copies, then an acquire fence, then loads the version again.
+ *           If the copy read a byte of the rewrite, the fences
+ *           synchronise and the second load sees N + SLOTS - 1 or later:
+ *           the copy is discarded.
+ */
+static pthread_mutex_t modf_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool modf_pass(struct pk_console *c, const char *module)
+{
+	char list[PK_CON_MODULES_MAX + 1];
+	const char *slot;
+	uint64_t g, g2;
+	unsigned tries, i;
+
+	if (!atomic_load_explicit(&c->modf_gen, memory_order_relaxed))
+		return true;	/* never set: the common case, no copy */
+	for (tries = 0; tries < 64; tries++) {
+		/* LMM(modf:A) */
+		g = atomic_load_explicit(&c->modf_gen, memory_order_acquire);
+		slot = c->modf[g % PK_CON_MODF_SLOTS];
+		for (i = 0; i < sizeof(list) - 1; i++) {
+			list[i] = __atomic_load_n(&slot[i], __ATOMIC_RELAXED);
+			if (!list[i])
+				break;
+		}
+		list[i] = '\0';
+		/* LMM(modf:B) */
+		atomic_thread_fence(memory_order_acquire);
+		g2 = atomic_load_explicit(&c->modf_gen, memory_order_relaxed);
+		if (g2 - g < PK_CON_MODF_SLOTS - 1)
+			return !list[0] || pk__mod_list_match(list, module);
+	}
+	/* SLOTS - 1 changes during each of 64 copies: print it (nothing lost). */
+	return true;
+}
+
+int pk_console_set_modules(struct pk_console *con, const char *modules)
+{
+	size_t i, n = modules ? strlen(modules) : 0;
+	uint64_t g;
+	char *slot;
+
+	if (!con || n > PK_CON_MODULES_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)modules[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '*' || ch == '?' ||
+		      ch == ',' || ch == '-'))
+			return -EINVAL;
+	}
+	pthread_mutex_lock(&modf_lock);
+	g = atomic_load_explicit(&con->modf_gen, memory_order_relaxed) + 1;
+	slot = con->modf[g % PK_CON_MODF_SLOTS];
+	/* LMM(modf:B): the version SLOTS - 1 before g is published: fence, then rewrite. */
+	atomic_thread_fence(memory_order_release);
+	for (i = 0; i <= n; i++)
+		__atomic_store_n(&slot[i], i < n ? modules[i] : '\0', __ATOMIC_RELAXED);
+	/* LMM(modf:A) */
+	atomic_store_explicit(&con->modf_gen, g, memory_order_release);
+	pthread_mutex_unlock(&modf_lock);
+	return 0;
+}
+
 int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 {
 	if (!con || !st)
@@ -676,6 +760,15 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	r.facility = rec->meta.facility;
 	r.text = rec->text;
 	r.len = rec->len;
+	r.module = rec->module[0] ? rec->module : NULL;
+	if (!modf_pass(c, r.module)) {
+		/* Filtered by module: passed over, as a record below the loglevel. */
+		atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
+		if (!still_ours(c, tid))
+			return PK_EMIT_LOST;
+		publish(c, pos);
+		return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
+	}
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);

@@ -32,6 +32,9 @@ struct pk__con_pos {
 	uint64_t expect;
 };
 
+#define PK_CON_MODULES_MAX	255
+#define PK_CON_MODF_SLOTS	8
+
 struct pk_console {
 	const struct pk_console_ops *ops;
 	void *ctx;
@@ -51,6 +54,15 @@ struct pk_console {
 	_Atomic uint64_t next_seq;	/* mirrors pos.expect */
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
 	_Atomic uint64_t unattributed;	/* of dropped: owner or level unknown */
+
+	/*
+	 * Module filter (pk_console_set_modules(), console.c "MODULE
+	 * FILTER"): version N lives in modf[N % PK_CON_MODF_SLOTS]; modf_gen
+	 * is the newest version, zero while never set.  Bytes read and
+	 * written with relaxed atomic accesses.
+	 */
+	_Atomic uint64_t modf_gen;
+	char modf[PK_CON_MODF_SLOTS][PK_CON_MODULES_MAX + 1];
 };
 
 /* Scratch space for printing without the console's own buffers (takeover). */

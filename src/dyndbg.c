@@ -768,17 +768,24 @@ static size_t emit_prefix(const struct pk_dyndbg_site *s, unsigned flags, char *
 }
 
 /* A format too long to join with the prefix: format it apart. */
-static __attribute__((noinline)) int print_apart(const char *prefix, const char *fmt, va_list ap)
+static __attribute__((noinline)) int print_apart(const struct pk_module *mod, const char *prefix,
+						   const char *fmt, va_list ap)
 {
 	char msg[PK_RECORD_MAX + 1];
 
 	/* A kernel format (PK_KFMT first) keeps its %p extensions. */
 	if (pk__stbsp_vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 		return -EINVAL;
-	return pk_printk(PK_DEBUG, "%s%s", prefix, msg);
+	return pk_printk_mod(mod, PK_DEBUG, "%s%s", prefix, msg);
 }
 
 int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_list ap)
+{
+	return pk_dyndbg_vprintk_mod(NULL, site, fmt, ap);
+}
+
+int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_site *site,
+			  const char *fmt, va_list ap)
 {
 	char prefix[PREFIX_SIZE], joined[256];
 	size_t plen, flen, n = 0, i;
@@ -789,12 +796,12 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
 	/* LMM(site_flags) */
 	flags = __atomic_load_n(&site->flags, __ATOMIC_RELAXED);
 	if (!(flags & (PK_DYNDBG_TID | PK_DYNDBG_MODNAME | PK_DYNDBG_FUNCNAME | PK_DYNDBG_LINENO)))
-		return pk_vprintk(PK_DEBUG, fmt, ap);
+		return pk_vprintk_mod(mod, PK_DEBUG, fmt, ap);
 	plen = emit_prefix(site, flags, prefix);
 	flen = strlen(fmt);
 	/* The prefix joins the format, its '%' doubled: one pk_vprintk. */
 	if (2 * plen + flen + 1 > sizeof(joined))
-		return print_apart(prefix, fmt, ap);
+		return print_apart(mod, prefix, fmt, ap);
 	/* A kernel format's PK_KFMT stays in front of the prefix. */
 	if (fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
 		joined[n++] = *fmt++;
@@ -807,7 +814,7 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
 		joined[n++] = prefix[i];
 	}
 	memcpy(joined + n, fmt, flen + 1);
-	return pk_vprintk(PK_DEBUG, joined, ap);
+	return pk_vprintk_mod(mod, PK_DEBUG, joined, ap);
 }
 
 int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)
@@ -817,6 +824,18 @@ int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	ret = pk_dyndbg_vprintk(site, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int pk_dyndbg_printk_mod(const struct pk_module *mod, const struct pk_dyndbg_site *site,
+			 const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_dyndbg_vprintk_mod(mod, site, fmt, ap);
 	va_end(ap);
 	return ret;
 }

@@ -97,9 +97,14 @@ int pk__early_store(int level, unsigned flags, const char *text, size_t len, uin
 	struct pk_ring_meta m;
 	int ret;
 
+	size_t max = PK_RECORD_MAX;
+
 	view(&ring);
-	if (len > PK_RECORD_MAX) {
-		len = PK_RECORD_MAX;
+	/* A module prefix (pk__mod_prefix()) comes on top of the text's maximum. */
+	if ((flags & PK__REC_MODULE) && len)
+		max += 1 + (size_t)(unsigned char)text[0];
+	if (len > max) {
+		len = max;
 		flags |= PK_REC_TRUNC;
 	}
 	m.ts_ns = pk__now_ns();
@@ -254,6 +259,7 @@ void pk__early_print_raw(int fd)
 		rd.next = atomic_load_explicit(&migrated, memory_order_relaxed);
 	fo.fmt = PK_FMT_HUMAN | PK_FMT_F_ESCAPE;
 	while (pk__ring_read(&rd, &rec) == 1) {
+		pk__rec_render(&rec);	/* its module prefix */
 		memset(&r, 0, sizeof(r));
 		r.seq = rec.seq;
 		r.ts_ns = rec.meta.ts_ns;
@@ -263,6 +269,7 @@ void pk__early_print_raw(int fd)
 		r.flags = rec.meta.flags;
 		r.text = rec.text;
 		r.len = rec.len;
+		r.module = rec.module[0] ? rec.module : NULL;
 		n = pk__format_record(buf, sizeof(buf), &r, &fo);
 		if (write(fd, buf, n) < 0)
 			break;

@@ -302,6 +302,11 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 	 */
 	if (fo->fmt & PK_FMT_F_TID || rec->flags & PK_REC_CONT)
 		putf(o, "[T%u] ", rec->tid);
+	/* The record's module, as the kernel's pr_fmt(KBUILD_MODNAME ": ") shows it. */
+	if (rec->module) {
+		put_safe(o, rec->module, strlen(rec->module));
+		put(o, ": ", 2);
+	}
 	indent = syslog ? 0 : o->len - indent;
 	if (indent > sizeof(spaces) - 1)
 		indent = sizeof(spaces) - 1;
@@ -411,6 +416,12 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		     (unsigned long long)rec->seq, us, (rec->flags & PK_REC_CONT) ? 'c' : '-');
 		put_kmsg(&o, rec->text, rec->len);
 		putc_(&o, '\n');
+		/* As the kernel's dictionary lines (SUBSYSTEM=, DEVICE=). */
+		if (rec->module) {
+			put(&o, " MODULE=", 8);
+			put_kmsg(&o, rec->module, strlen(rec->module));
+			putc_(&o, '\n');
+		}
 		break;
 	case PK_FMT_SYSLOG:
 		put_lines(&o, rec, fo, true);
@@ -431,6 +442,11 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 			put(&o, "\"cont\":true,", 12);
 		if (rec->flags & PK_REC_TRUNC)
 			put(&o, "\"truncated\":true,", 17);
+		if (rec->module) {
+			put(&o, "\"module\":", 9);
+			put_json_string(&o, rec->module, strlen(rec->module));
+			putc_(&o, ',');
+		}
 		put(&o, "\"text\":", 7);
 		put_json_string(&o, rec->text, rec->len);
 		put(&o, "}\n", 2);

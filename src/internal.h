@@ -31,6 +31,8 @@ struct pk__thread {
 	bool open_valid;	/* this thread's newest record is OPEN */
 	bool printer;		/* a libprintk printer thread */
 	uint8_t open_level;
+	uint8_t open_plen;	/* the module prefix's bytes in that record */
+	bool mod_dropped;	/* a module's level dropped this thread's last line */
 	uint64_t open_seq;
 	/*
 	 * Inside a console's write() on this thread (nesting depth), and the
@@ -163,6 +165,27 @@ struct pk__va_format {
  * when read: pk__rec_render().  Readers never see the flag.
  */
 #define PK__REC_PACKED	0x0100u
+/*
+ * A record whose body starts with its module's name: a length byte (1 to
+ * PK_MODULE_NAME_MAX), then the name; pk__rec_render() moves it into
+ * pk_ring_rec.module.  Readers never see the flag.
+ */
+#define PK__REC_MODULE	0x0200u
+/* Write @mod's prefix into @dst (PK_RING_MOD_MAX bytes); its length, 0 for none. */
+size_t pk__mod_prefix(char *dst, const struct pk_module *mod);
+
+/* module.c */
+/*
+ * Does @s match the first @plen bytes of @pat ('*' any run, '?' any one)?
+ * Context: async-signal-safe.
+ */
+bool pk__glob_match(const char *pat, size_t plen, const char *s);
+/*
+ * Does @module (NULL: a record without one) match comma-separated pattern
+ * list @list?  "-" in the list stands for records without a module.
+ * Context: async-signal-safe.
+ */
+bool pk__mod_list_match(const char *list, const char *module);
 /* Bytes a record's text is formatted into: PK_RECORD_MAX, a newline, a NUL. */
 #define PK__TEXT_BUF	(PK_RECORD_MAX + 2)
 /*

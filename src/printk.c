@@ -721,10 +721,14 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	struct pk_ring_meta m;
 	uint64_t *slot, seq = PK__NO_SEQ;
 	unsigned depth;
+	size_t max = PK_RECORD_MAX;
 	int ret;
 
-	if (len > PK_RECORD_MAX) {
-		len = PK_RECORD_MAX;
+	/* A module prefix (pk__mod_prefix()) comes on top of the text's maximum. */
+	if ((flags & PK__REC_MODULE) && len)
+		max += 1 + (size_t)(unsigned char)text[0];
+	if (len > max) {
+		len = max;
 		flags |= PK_REC_TRUNC;
 	}
 	if (flags & PK_REC_TRUNC)
@@ -779,15 +783,83 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags)
 	return len;
 }
 
+static bool mod_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.';
+}
+
+size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
+{
+	const char *name = mod ? mod->name : NULL;
+	/* Relaxed: 0 (not yet registered) takes the slow path below. */
+	size_t i = mod ? __atomic_load_n(&mod->namelen, __ATOMIC_RELAXED) : 0;
+
+	if (!name)
+		return 0;
+	/* Registered: checked then (module.c), its length kept. */
+	if (i && i <= PK_MODULE_NAME_MAX) {
+		dst[0] = (char)i;
+		memcpy(dst + 1, name, i);
+		return i + 1;
+	}
+	/* Only a name a reader takes for one (a module never registered may hold anything). */
+	for (i = 0; i < PK_MODULE_NAME_MAX && name[i]; i++) {
+		if (!mod_char((unsigned char)name[i]))
+			return 0;
+		dst[1 + i] = name[i];
+	}
+	dst[0] = (char)i;
+	return i ? i + 1 : 0;
+}
+
+/*
+ * Move a record's module prefix into rec->module.  A prefix that is not
+ * one (a damaged or hostile store) stays in the text, where it is seen.
+ */
+static void mod_split(struct pk_ring_rec *rec)
+{
+	unsigned n = rec->len ? (unsigned char)rec->text[0] : 0, i;
+
+	rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
+	if (n < 1 || n > PK_MODULE_NAME_MAX || n + 1 > rec->len)
+		return;
+	for (i = 0; i < n; i++)
+		if (!mod_char((unsigned char)rec->text[1 + i]))
+			return;
+	memcpy(rec->module, rec->text + 1, n);
+	rec->module[n] = '\0';
+	rec->len -= n + 1;
+	memmove(rec->text, rec->text + 1 + n, rec->len);
+	rec->text[rec->len] = '\0';
+}
+
 void pk__rec_render(struct pk_ring_rec *rec)
 {
 	unsigned char pkg[PK_RING_TEXT_MAX];
-	unsigned flags = rec->meta.flags & ~PK__REC_PACKED;
+	unsigned flags;
 	size_t len;
 	int n;
 
-	if (!(rec->meta.flags & PK__REC_PACKED))
+	_Static_assert(PK_MODULE_NAME_MAX + 1 <= PK_RING_MOD_MAX, "a module prefix fits");
+	_Static_assert(PK_RING_TEXT_MAX >= PK_RECORD_MAX + PK_RING_MOD_MAX, "room for a prefix");
+	rec->module[0] = '\0';
+	if (rec->meta.flags & PK__REC_MODULE)
+		mod_split(rec);
+	flags = rec->meta.flags & ~PK__REC_PACKED;
+	if (!(rec->meta.flags & PK__REC_PACKED)) {
+		/*
+		 * The store holds up to PK_RING_TEXT_MAX bytes for a record;
+		 * only a prefix may take it past PK_RECORD_MAX.  One longer
+		 * without (a damaged or hostile store) is cut, as written.
+		 */
+		if (rec->len > PK_RECORD_MAX) {
+			rec->len = PK_RECORD_MAX;
+			rec->text[rec->len] = '\0';
+			rec->meta.flags |= PK_REC_TRUNC;
+		}
 		return;
+	}
 	len = rec->len < sizeof(pkg) ? rec->len : sizeof(pkg);
 	memcpy(pkg, rec->text, len);
 	_Static_assert(sizeof(rec->text) >= PK__TEXT_BUF, "room to render a record");
@@ -808,14 +880,18 @@ void pk__rec_render(struct pk_ring_rec *rec)
 	rec->meta.flags = (uint16_t)flags;
 }
 
-/* Store package @pkg (@n bytes, a whole line) as a record; then print as the mode says. */
-static int store_package(int level, const unsigned char *pkg, int n)
+/*
+ * Store package @pkg (@n bytes, a whole line, after a module prefix of
+ * @plen bytes) as a record; then print as the mode says.
+ */
+static int store_package(int level, const unsigned char *pkg, size_t plen, int n)
 {
 	uint64_t seq;
 	int ret;
 
 	pk__self.in_printk++;
-	ret = pk__store(level, PK__REC_PACKED, (const char *)pkg, (size_t)n, &seq);
+	ret = pk__store(level, PK__REC_PACKED | (plen ? PK__REC_MODULE : 0), (const char *)pkg,
+			plen + (size_t)n, &seq);
 	pk__self.open_valid = false;
 	if (ret == 0) {
 		pk__self.open_seq = seq;	/* the thread's newest, closed */
@@ -839,13 +915,32 @@ static bool panic_suppressed(void)
 	return false;
 }
 
-static int vprintk(int level, const char *fmt, va_list ap, bool early)
+/*
+ * Does module @mod drop a record of @level (a continuation: @cont)?  A
+ * continuation goes with the line it continues.
+ */
+static bool mod_drops(const struct pk_module *mod, int level, bool cont)
 {
-	char buf[PK__TEXT_BUF];
+	if (cont)
+		return pk__self.mod_dropped;
+	pk__self.mod_dropped = mod && level > __atomic_load_n(&mod->level, __ATOMIC_RELAXED);
+	return pk__self.mod_dropped;
+}
+
+int pk_module_dropped(void)
+{
+	pk__self.mod_dropped = true;
+	return 0;
+}
+
+static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_list ap, bool early)
+{
+	char mbuf[PK_RING_MOD_MAX + PK__TEXT_BUF];
+	char *buf;
 	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
-	size_t len;
+	size_t len, plen;
 	int n, ret, err = errno;	/* the caller's, for %m (pk_vprintk() restored it) */
 	/*
 	 * While another thread panics, it prints everything stored before;
@@ -881,6 +976,13 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	} else if (level < PK_EMERG || level > PK_DEBUG) {
 		level = default_level(early);
 	}
+	if (mod_drops(mod, level, cont))
+		return 0;
+	/* The record's module name goes first (PK__REC_MODULE). */
+	plen = mod ? pk__mod_prefix(mbuf, mod) : 0;
+	buf = mbuf + plen;
+	if (plen)
+		flags |= PK__REC_MODULE;
 
 	/*
 	 * Deferred formatting: a line (its format ends with a newline) is
@@ -898,20 +1000,22 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	if (!early && !cont && atomic_load_explicit(&defer_on, memory_order_relaxed)) {
 		unsigned char pkg[PK_RING_TEXT_MAX];
 
-		n = pk__vpack(pkg, sizeof(pkg), fmt, ap, fmt_flags, err);
+		if (plen)
+			memcpy(pkg, mbuf, plen);
+		n = pk__vpack(pkg + plen, PK_RECORD_MAX, fmt, ap, fmt_flags, err);
 		if (n == -1) {
 			refuse();
 			return -EINVAL;
 		}
-		if (n > 0 && pkg[n - 1] == '\n')
-			return store_package(level, pkg, n);
+		if (n > 0 && pkg[plen + (size_t)n - 1] == '\n')
+			return store_package(level, pkg, plen, n);
 	}
 
 	/*
 	 * The formatter refuses %n itself, in every spelling its conversion
 	 * parser accepts, before it would write through the pointer.
 	 */
-	n = pk__vsnprintf_flags(buf, (int)sizeof(buf), fmt, ap, fmt_flags);
+	n = pk__vsnprintf_flags(buf, PK__TEXT_BUF, fmt, ap, fmt_flags);
 	if (n < 0) {
 		refuse();
 		return -EINVAL;
@@ -921,7 +1025,7 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	if (early) {
 		uint64_t eseq = PK__NO_SEQ;
 
-		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), buf, len, &eseq);
+		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), mbuf, plen + len, &eseq);
 		if (eseq != PK__NO_SEQ) {
 			pk__self.early_seq = eseq;
 			pk__self.early_stored = true;
@@ -947,7 +1051,8 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 			*(volatile uint64_t *)&pk__self.wseq[depth] = open_seq;
 		*(volatile unsigned *)&pk__self.wdepth = depth + 1;
 		ret = pk__ring_extend(&pk__g.ring, open_seq, buf, (uint32_t)len,
-				      (flags & PK_REC_NOEOL) != 0);
+				      (flags & PK_REC_NOEOL) != 0,
+				      PK_RECORD_MAX + pk__self.open_plen);
 		*(volatile unsigned *)&pk__self.wdepth = depth;
 		if (ret == 0) {
 			seq = open_seq;
@@ -973,12 +1078,13 @@ static int vprintk(int level, const char *fmt, va_list ap, bool early)
 	}
 	if (cont)
 		flags |= PK_REC_CONT;
-	ret = pk__store(level, flags, buf, len, &seq);
+	ret = pk__store(level, flags, mbuf, plen + len, &seq);
 	if (ret < 0) {
 		pk__self.open_valid = false;
 		pk__self.in_printk--;
 		return ret;
 	}
+	pk__self.open_plen = (uint8_t)plen;
 	if (flags & PK_REC_NOEOL)
 		pk__flush_note_open();
 stored:
@@ -995,6 +1101,11 @@ stored:
 
 int pk_vprintk(int level, const char *fmt, va_list ap)
 {
+	return pk_vprintk_mod(NULL, level, fmt, ap);
+}
+
+int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
+{
 	int err = errno;	/* %m prints the caller's errno, whatever init does */
 	bool early, gated;
 	int ret;
@@ -1010,7 +1121,7 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	/* pk_init() changing the store: the early store takes it meanwhile. */
 	gated = !early && pk__gate_enter();
 	errno = err;
-	ret = vprintk(level, fmt, ap, !gated);
+	ret = vprintk(mod, level, fmt, ap, !gated);
 	if (gated)
 		pk__gate_exit();
 	errno = err;
@@ -1061,9 +1172,17 @@ static bool classify_site(struct site *s, const char *fmt, const unsigned char *
 int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
 		   unsigned n, const union pk_arg *args)
 {
+	return pk_printk_site_mod(NULL, site, level, fmt, sig, n, args);
+}
+
+int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int level,
+		       const char *fmt, const unsigned char *sig, unsigned n,
+		       const union pk_arg *args)
+{
 	unsigned char pkg[PK_RING_TEXT_MAX];
 	struct site *s = (struct site *)site;
 	int err = errno, len, ret;
+	size_t plen;
 	/* LMM(site:A) */
 	unsigned st = atomic_load_explicit(&s->state, memory_order_acquire);
 
@@ -1084,7 +1203,12 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 		ret = -EBUSY;
 		goto out;
 	}
-	len = pk__site_pack(pkg, sizeof(pkg), fmt, &s->cl, sig, args, err);
+	if (mod_drops(mod, level, false)) {
+		ret = 0;
+		goto out;
+	}
+	plen = mod ? pk__mod_prefix((char *)pkg, mod) : 0;
+	len = pk__site_pack(pkg + plen, PK_RECORD_MAX, fmt, &s->cl, sig, args, err);
 	if (len < 0) {
 		ret = PK_SITE_VARIADIC;	/* longer than a record: formatted at the call */
 		goto out;
@@ -1093,7 +1217,7 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
 		pk__self.early_stored = false;
 	}
-	ret = store_package(level, pkg, len);
+	ret = store_package(level, pkg, plen, len);
 out:
 	pk__gate_exit();
 	errno = err;
@@ -1107,6 +1231,17 @@ int pk_printk(int level, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	ret = pk_vprintk(level, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int pk_printk_mod(const struct pk_module *mod, int level, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_vprintk_mod(mod, level, fmt, ap);
 	va_end(ap);
 	return ret;
 }

@@ -627,7 +627,8 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
  * post-mortem reader and pk__ring_recover() validate the block a RESERVED
  * descriptor points to and keep it if its checksum holds.
  */
-int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len, bool open)
+int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len, bool open,
+		    uint32_t max)
 {
 	struct pk_ring_hdr *h = ring->h;
 	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
@@ -650,7 +651,7 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	if (!copy_record(ring, seq, claimed, &old))
 		goto out;	/* overwritten meanwhile */
 	newlen = old.len + len;
-	if (newlen > PK_RING_TEXT_MAX) {
+	if (newlen > PK_RING_TEXT_MAX || newlen > max) {
 		ret = -E2BIG;
 		goto out;
 	}

@@ -45,10 +45,11 @@
 #include <stdint.h>
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		3u
+#define PK_RING_VERSION		4u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
-#define PK_RING_TEXT_MAX	1024u	/* == PK_RECORD_MAX */
+#define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
+#define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX)	/* PK_RECORD_MAX + prefix */
 #define PK_RING_MIN_DATA_LOG2	12u
 #define PK_RING_MAX_DATA_LOG2	30u
 #define PK_RING_DESC_SHIFT	5u	/* one descriptor per 32 data bytes */
@@ -131,6 +132,7 @@ struct pk_ring_rec {
 	uint64_t seq;
 	struct pk_ring_meta meta;
 	uint32_t len;
+	char module[PK_RING_MOD_MAX];		/* "" or its module's name (pk__rec_render) */
 	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
 };
 
@@ -260,11 +262,12 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 
 /*
  * Append to open record @seq if it is still open and still the newest.
+ * @max: the longest the record's text may grow (at most PK_RING_TEXT_MAX).
  * Return: 0 appended; -EAGAIN if it cannot be extended (the caller stores
- * a new record instead); -E2BIG if the result would exceed the maximum.
+ * a new record instead); -E2BIG if the result would exceed @max.
  */
 int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
-		    uint32_t len, bool open);
+		    uint32_t len, bool open, uint32_t max);
 
 /* Make the newest record readable if it is still open. */
 void pk__ring_finalize_last(struct pk_ring *ring);

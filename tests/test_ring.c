@@ -174,18 +174,18 @@ static void test_extend(void **state)
 	pk__ring_reader_init(&rd, &f->ring, false);
 	assert_int_equal(put(&f->ring, "Loading", 6, true, &seq), 0);
 	assert_int_equal(pk__ring_read(&rd, &rec), 0);	/* open: not yet visible */
-	assert_int_equal(pk__ring_extend(&f->ring, seq, "...", 3, true), 0);
-	assert_int_equal(pk__ring_extend(&f->ring, seq, " done", 5, false), 0);
+	assert_int_equal(pk__ring_extend(&f->ring, seq, "...", 3, true, PK_RING_TEXT_MAX), 0);
+	assert_int_equal(pk__ring_extend(&f->ring, seq, " done", 5, false, PK_RING_TEXT_MAX), 0);
 	assert_int_equal(pk__ring_read(&rd, &rec), 1);
 	assert_string_equal(rec.text, "Loading... done");
 	assert_int_equal(rec.seq, seq);
 	/* Finished records can no longer be extended. */
-	assert_int_equal(pk__ring_extend(&f->ring, seq, "x", 1, false), -EAGAIN);
+	assert_int_equal(pk__ring_extend(&f->ring, seq, "x", 1, false, PK_RING_TEXT_MAX), -EAGAIN);
 
 	/* A newer record finalizes an open one and blocks extending it. */
 	assert_int_equal(put(&f->ring, "part", 6, true, &seq), 0);
 	assert_int_equal(put(&f->ring, "other", 6, false, &seq2), 0);
-	assert_int_equal(pk__ring_extend(&f->ring, seq, "x", 1, false), -EAGAIN);
+	assert_int_equal(pk__ring_extend(&f->ring, seq, "x", 1, false, PK_RING_TEXT_MAX), -EAGAIN);
 	assert_int_equal(pk__ring_read(&rd, &rec), 1);
 	assert_string_equal(rec.text, "part");
 	assert_int_equal(pk__ring_read(&rd, &rec), 1);
@@ -197,7 +197,7 @@ static void test_extend(void **state)
 
 		memset(big, 'y', sizeof(big));
 		assert_int_equal(put(&f->ring, "z", 6, true, &seq), 0);
-		assert_int_equal(pk__ring_extend(&f->ring, seq, big, sizeof(big), false), -E2BIG);
+		assert_int_equal(pk__ring_extend(&f->ring, seq, big, sizeof(big), false, PK_RING_TEXT_MAX), -E2BIG);
 		assert_int_equal(pk__ring_read(&rd, &rec), 1);	/* finalized by the failure */
 		assert_string_equal(rec.text, "z");
 	}

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "format.h"
+#include "internal.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "ringbuf.h"
@@ -43,6 +44,7 @@ struct opts {
 	bool have_since, have_tid, have_pid;
 	uint64_t since;
 	uint32_t tid, pid;
+	const char *modules;	/* --module: comma-separated patterns, "-" for none */
 };
 
 static const char *const level_names[] = { "emerg", "alert", "crit", "err",
@@ -62,6 +64,8 @@ static void usage(FILE *f)
 	      "      --since-seq N     start at sequence number N\n"
 	      "      --pid N           only records of process N\n"
 	      "      --tid N           only records of thread N\n"
+	      "      --module LIST     only records of these modules (comma-separated,\n"
+	      "                        '*' and '?' patterns, '-' for records without one)\n"
 	      "      --show-tid        print the thread id of each record\n"
 	      "  -T, --ctime           print human-readable dates\n"
 	      "  -d, --show-delta      print the time since the previous printed record\n"
@@ -75,6 +79,21 @@ static void usage(FILE *f)
 	      "Levels: emerg alert crit err warn notice info debug (0-7).\n"
 	      "Exit status: 0 ok, 1 no such file or not a store, 2 bad usage.\n",
 	      f);
+}
+
+/* A --module list: letters, digits, '_', '*', '?', '-', comma-separated, not empty. */
+static bool module_list_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '*' || c == '?' || c == ',' || c == '-'))
+			return false;
+	}
+	return i > 0 && i <= 255;
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -368,6 +387,8 @@ static int run_store(const struct opts *o)
 				continue;
 			if (o->have_pid && rec.pid != o->pid)
 				continue;
+			if (o->modules && !pk__mod_list_match(o->modules, rec.module))
+				continue;
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
 			fwrite(line, 1, n, stdout);
 			fo.prev_ts_ns = rec.ts_ns;
@@ -432,7 +453,7 @@ static int run(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID };
+	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
@@ -441,6 +462,7 @@ int main(int argc, char **argv)
 		{ "since-seq", required_argument, NULL, OPT_SINCE },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "pid", required_argument, NULL, OPT_PID },
+		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "show-tid", no_argument, NULL, OPT_SHOW_TID },
 		{ "ctime", no_argument, NULL, 'T' },
 		{ "show-delta", no_argument, NULL, 'd' },
@@ -485,6 +507,11 @@ int main(int argc, char **argv)
 			o.have_pid = true;
 			break;
 		case OPT_SHOW_TID: flags |= PK_FMT_F_TID; break;
+		case OPT_MODULE:
+			if (!module_list_ok(optarg))
+				return bad_usage("bad module list '%s'", optarg);
+			o.modules = optarg;
+			break;
 		case 'T': flags |= PK_FMT_F_REALTIME; break;
 		case 'd': flags |= PK_FMT_F_DELTA; break;
 		case 'r': kind = PK_FMT_KMSG; kinds++; break;

@@ -138,12 +138,21 @@ static const struct state *last_state(const struct model *mo, uint64_t seq)
 	return NULL;
 }
 
+static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_meta *m,
+		     const unsigned char *body, uint32_t len);
+
+/* The model keeps records as stored; a reader returns them rendered (package, module). */
 static bool same(const struct state *s, const struct pk_record *rec)
 {
-	return s->seq == rec->seq && s->len == rec->len && s->meta.ts_ns == rec->ts_ns &&
-	       s->meta.tid == rec->tid && s->meta.pid == rec->pid && s->meta.level == rec->level &&
-	       s->meta.facility == rec->facility && s->meta.flags == rec->flags &&
-	       !memcmp(arena + s->off, rec->text, rec->len);
+	static struct pk_ring_rec r;
+
+	rendered(&r, s->seq, &s->meta, (const unsigned char *)arena + s->off, s->len);
+	if (r.module[0] ? !rec->module || strcmp(r.module, rec->module) : rec->module != NULL)
+		return false;
+	return r.seq == rec->seq && r.len == rec->len && r.meta.ts_ns == rec->ts_ns &&
+	       r.meta.tid == rec->tid && r.meta.pid == rec->pid && r.meta.level == rec->level &&
+	       r.meta.facility == rec->facility && r.meta.flags == rec->flags &&
+	       !memcmp(r.text, rec->text, rec->len);
 }
 
 /*
@@ -260,7 +269,7 @@ static void write_store(const uint8_t *data, size_t size)
 	if (pk__ring_attach(&ring, mem, msize) == 0) {
 		for (i = 0; i < 3; i++)
 			pk__ring_write(&ring, &m, "fuzz", 4, i == 1, &seq);
-		pk__ring_extend(&ring, seq, " more", 5, false);
+		pk__ring_extend(&ring, seq, " more", 5, false, PK_RING_TEXT_MAX);
 	}
 	pk__persist_close(mem, msize, fd);
 	read_store(path, UINT64_MAX, NULL);
@@ -377,7 +386,9 @@ static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_m
  *           [0] level (bits 2..0), facility (7..3)
  *           [1] flags (3..0); 0x30 set: extend the newest record instead
  *               of storing one; 0x20 alone: store a package (pkg_of(),
- *               with the text as its strings and numbers); 0x40: leave it
+ *               with the text as its strings and numbers); 0x10 alone: a
+ *               record of a module (PK__REC_MODULE), its text the prefix
+ *               and body, a valid prefix when generated; 0x40: leave it
  *               open; 0x80: generated text (from the recipe position)
  *               instead of literal bytes
  *           [2] length / 5 (capped at PK_RING_TEXT_MAX; literal text at
@@ -411,6 +422,17 @@ static void run_recipe(const uint8_t *p, size_t size)
 			len = PK_RING_TEXT_MAX;
 		if (p[1] & 0x80) {
 			gen_text(gen, len, (uint64_t)(p - start) * 0x9e3779b97f4a7c15ull + p[2]);
+			if ((p[1] & 0x30) == 0x10 && len >= 2) {
+				/* A valid prefix: a name of 1 to 31 name characters. */
+				static const char nc[] = "abcdefghijklmnopqrstuvwxyz_0123456789";
+				unsigned k, n = 1 + p[2] % 31;
+
+				if (n + 1 > len)
+					n = len - 1;
+				gen[0] = (char)n;
+				for (k = 0; k < n; k++)
+					gen[1 + k] = nc[(unsigned char)gen[1 + k] % (sizeof(nc) - 1)];
+			}
 			text = gen;
 		} else {
 			if (len > (size_t)(end - p - 3))
@@ -424,7 +446,7 @@ static void run_recipe(const uint8_t *p, size_t size)
 		m.ts_ns = ts += p[2] * 1234567ull;
 		if ((p[1] & 0x30) == 0x30) {
 			st = stored ? last_state(&mo, seq) : NULL;
-			if (pk__ring_extend(&ring, seq, text, len, p[1] & 0x40) == 0) {
+			if (pk__ring_extend(&ring, seq, text, len, p[1] & 0x40, PK_RING_TEXT_MAX) == 0) {
 				/* What it holds now: the old text and the new. */
 				if (!st || st->len + len > PK_RING_TEXT_MAX)
 					abort();	/* extended what it could not have */
@@ -437,14 +459,19 @@ static void run_recipe(const uint8_t *p, size_t size)
 			}
 		} else if ((p[1] & 0x30) == 0x20) {
 			static unsigned char pkg[PK_RING_TEXT_MAX];
-			static struct pk_ring_rec r;
 			uint32_t plen = pkg_of(pkg, p[0] ^ p[2], text, len);
 
 			m.flags |= PK__REC_PACKED;
 			if (pk__ring_write(&ring, &m, (const char *)pkg, plen, false, &seq) == 0) {
 				stored = true;
-				rendered(&r, seq, &m, pkg, plen);
-				if (!add_state(&mo, seq, &r.meta, r.text, r.len))
+				if (!add_state(&mo, seq, &m, (const char *)pkg, plen))
+					mo.patched = true;
+			}
+		} else if ((p[1] & 0x30) == 0x10) {
+			m.flags |= PK__REC_MODULE;
+			if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
+				stored = true;
+				if (!add_state(&mo, seq, &m, text, len))
 					mo.patched = true;
 			}
 		} else if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {

@@ -141,6 +141,25 @@ static void recipes(const char *rdir)
 	save_in(rdir, "packages", r.b, r.n);
 	rec_patch(&r, OFF_DATA + 48, 0x04);
 	save_in(rdir, "packages-patched", r.b, r.n);
+
+	/*
+	 * Records of modules: valid prefixes (generated), literal bytes as a
+	 * prefix (a length byte past the text, a zero length, bytes that are
+	 * not a name), an open one extended; then a length byte patched.
+	 */
+	r.n = 0;
+	for (i = 0; i < 10; i++)
+		rec_op(&r, 6, 1, 0x90 | (i & 0x40), 3 + i * 7, NULL);
+	rec_op(&r, 6, 1, 0x10, 2, "\005netio, the rest");
+	rec_op(&r, 6, 1, 0x10, 1, "\000zero");
+	rec_op(&r, 6, 1, 0x10, 1, "\037shrt");
+	rec_op(&r, 6, 1, 0x10, 2, "\004a b:text here");
+	rec_op(&r, 6, 1, 0xd0, 20, NULL);
+	rec_op(&r, 6, 1, 0x30, 2, words);
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "modules", r.b, r.n);
+	rec_patch(&r, OFF_DATA + 40, 0x3f);	/* the first record's length byte */
+	save_in(rdir, "modules-patched", r.b, r.n);
 }
 
 static int pack(unsigned char *out, const char *fmt, ...)
@@ -241,6 +260,14 @@ int main(int argc, char **argv)
 		int n = pack(b, "packed %s %d %.2f\n", "record", 42, 2.5);
 
 		pk__ring_write(&ring, &m, (const char *)b, (uint32_t)n, false, &seq);
+	}
+	{
+		static const char rec[] = "\005netio" "module record";
+		struct pk_ring_meta m = { .ts_ns = 99500000, .pid = 4200, .tid = 4242, .level = 6,
+					  .facility = 1, .flags = PK__REC_MODULE };
+		uint64_t seq;
+
+		pk__ring_write(&ring, &m, rec, sizeof(rec) - 1, false, &seq);
 	}
 	put(&ring, 6, "open, not finished", true);
 	save("records.store", mem, sizeof(mem));

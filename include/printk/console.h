@@ -157,6 +157,23 @@ int pk_console_set_format(struct pk_console *con, unsigned fmt);
 int pk_console_set_loglevel(struct pk_console *con, int loglevel);
 
 /**
+ * pk_console_set_modules() - print on @con only records of the modules
+ * @modules names (printk.h MODULES); the others are passed over and
+ * counted in stats.skipped, as records below the loglevel are.
+ * @con:     a registered console.
+ * @modules: comma-separated module names or patterns ('*' any run, '?'
+ *           any one character); "-" stands for records without a module.
+ *           NULL or "" prints every record again.  At most 255 bytes of
+ *           letters, digits, '_', '*', '?', ',' and '-'.
+ * E.g. "netio,db*,-": netio's, those of modules starting "db", and those
+ * without a module.
+ * Context: any thread, not from a signal handler.  Printers see the new
+ * filter from their next record on.
+ * Return: 0, or -EINVAL for a NULL @con or a bad or too long @modules.
+ */
+int pk_console_set_modules(struct pk_console *con, const char *modules);
+
+/**
  * pk_console_find() - the registered console named @name.
  *
  * Every console has a name: a PK_CONSOLE (or pk_config.consoles, or

@@ -115,6 +115,32 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
 	__attribute__((format(printf, 2, 0)));
 
 /**
+ * pk_dyndbg_printk_mod() - pk_dyndbg_printk() for a site in module @mod
+ * (printk.h MODULES): the message is stored only if @mod's level lets
+ * PK_DEBUG through, and carries @mod's name.  The site macros call it
+ * with their file's module.
+ * @mod:  a module, or NULL (then this is pk_dyndbg_printk()).
+ * @site: the call site.
+ * @fmt:  printf-style format.
+ * Context: any thread, async-signal-safe.
+ * Return: as pk_printk_mod(); -EINVAL also for a NULL @site.
+ */
+int pk_dyndbg_printk_mod(const struct pk_module *mod, const struct pk_dyndbg_site *site,
+			 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * pk_dyndbg_vprintk_mod() - pk_dyndbg_printk_mod() with a va_list.
+ * @mod:  a module, or NULL.
+ * @site: the call site.
+ * @fmt:  printf-style format.
+ * @ap:   the arguments.
+ * Context: any thread, async-signal-safe.
+ * Return: as pk_dyndbg_printk_mod().
+ */
+int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_site *site,
+			  const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
+/**
  * pk_dyndbg_query() - apply dynamic debug queries to the registered sites.
  * @query: one or more queries separated by ';' or newlines, each
  *         "[keyword value]... flags", the kernel's grammar:
@@ -217,9 +243,15 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
 #define PK__DYNDBG_FLAGS	0
 #endif
 
-/* The function an enabled site calls (a test or a wrapper may replace it). */
+/*
+ * The function an enabled site calls (a test or a wrapper may replace it
+ * with a function taking pk_dyndbg_printk()'s arguments).  By default the
+ * message goes out with the module of the site's file (printk.h MODULES):
+ * stored only if the module's level lets PK_DEBUG through, and carrying
+ * its name.
+ */
 #ifndef PK_DYNDBG_PRINTK_FN
-#define PK_DYNDBG_PRINTK_FN	pk_dyndbg_printk
+#define PK_DYNDBG_PRINTK_FN(site, ...)	pk_dyndbg_printk_mod(PK__THIS_MODULE, site, __VA_ARGS__)
 #endif
 
 /* Is @site enabled?  One relaxed byte load; pairs with nothing (a gate). */

@@ -163,8 +163,8 @@ static inline const char *printk_skip_level(const char *buffer)
 
 /* ---- printk and pr_* (printk.h) ---- */
 
-#define printk(fmt, ...)		pk_printk(PK_LEVEL_KERNEL, fmt, ##__VA_ARGS__)
-#define vprintk(fmt, args)		pk_vprintk(PK_LEVEL_KERNEL, fmt, args)
+#define printk(fmt, ...)		pk_printk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, fmt, ##__VA_ARGS__)
+#define vprintk(fmt, args)		pk_vprintk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, fmt, args)
 
 /* %pV: a format and its arguments, printed inside another format. */
 struct va_format {

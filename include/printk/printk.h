@@ -447,6 +447,206 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 #endif
 
 /*
+ * MODULES
+ *
+ * A translation unit may belong to a module, as Zephyr's
+ * LOG_MODULE_REGISTER() does it: the level macros (pk_emerg() ..
+ * pk_debug(), pk_cont()) and kernel.h's printk() in it then store only
+ * what the module's level lets through, and their records carry the
+ * module's name, which consoles show ("netio: text") and can filter on,
+ * as pkmsg can (pkmsg --module).
+ *
+ *	#include <printk/printk.h>
+ *	PK_MODULE_REGISTER(netio, PK_INFO);	(one file of the module)
+ *	PK_MODULE_DECLARE(netio);		(its other files)
+ *
+ *	pk_debug("not stored while netio's level is PK_INFO\n");
+ *	pk_module_set_level("net*", PK_DEBUG);	(or PK_MODULES='net*=7')
+ *
+ * The level is the most verbose one stored: PK_INFO keeps PK_EMERG to
+ * PK_INFO and drops PK_DEBUG; PK_MODULE_OFF keeps nothing.  (A console's
+ * loglevel counts as the kernel's does, one above: 7 prints up to
+ * PK_INFO.)  A record the module's level drops is not stored, not
+ * formatted, and its arguments are not evaluated by the level macros: the
+ * test is one load and a branch.  Compile-time stripping (PK_MAX_LEVEL)
+ * comes first.
+ *
+ * Names: 1 to PK_MODULE_NAME_MAX characters, letters, digits and "_"
+ * (a C identifier: the macros stringify it).  The module object is hidden
+ * in its executable or shared object: a module registered by two objects
+ * is two modules of one name, and pk_module_set_level() sets both.
+ * Constructors emitted by PK_MODULE_REGISTER() register it at load time
+ * and take it back at exit or dlclose().
+ *
+ * Code outside any module (PK_MODULE_DECLARE() not seen) logs as before:
+ * no module, no level but the consoles'.  pk_printk() itself takes no
+ * module; pk_printk_mod() does.
+ */
+#define PK_MODULE_NAME_MAX	31
+#define PK_MODULE_OFF		(-1)	/* a module level: store nothing */
+
+/*
+ * A module.  Defined by PK_MODULE_REGISTER(); level is read and written
+ * with atomic int accesses (__atomic builtins: this header is also C++).
+ */
+struct pk_module {
+	const char *name;
+	int level;			/* PK_MODULE_OFF..PK_DEBUG */
+	int default_level;		/* as registered */
+	struct pk_module *next;		/* the library's: registered modules */
+	unsigned long namelen;		/* the library's: set at registration (atomic) */
+	unsigned long reserved;
+};
+
+/**
+ * pk_module_register() - make @mod known to pk_module_set_level() and
+ * pk_module_list_cb(), and apply to it the PK_MODULES rules and the
+ * patterns pk_module_set_level() was given before.
+ * @mod: a module whose name and levels are set (PK_MODULE_REGISTER()
+ *       calls this from a constructor).
+ * Context: any thread, not a signal handler; does not initialise the
+ *          library.
+ * Return: 0; -EINVAL for a NULL @mod, a name that is not 1 to
+ * PK_MODULE_NAME_MAX letters, digits or '_', or a level outside
+ * PK_MODULE_OFF..PK_DEBUG; -EEXIST if @mod is registered already.
+ */
+int pk_module_register(struct pk_module *mod);
+
+/**
+ * pk_module_unregister() - forget @mod (PK_MODULE_REGISTER()'s destructor
+ * calls this at exit or dlclose()).  Records it stored keep its name.
+ * @mod: a registered module; anything else is ignored.
+ * Context: any thread, not a signal handler.
+ * Return: nothing.
+ */
+void pk_module_unregister(struct pk_module *mod);
+
+/**
+ * pk_module_set_level() - set the level of every registered module whose
+ * name matches @pattern, and of those registered later.
+ * @pattern: a name, or a pattern with '*' (any run) and '?' (any one
+ *           character), at most PK_MODULE_NAME_MAX bytes.
+ * @level:   PK_MODULE_OFF..PK_DEBUG.
+ * The pattern is kept (at most 32 patterns; the same pattern again
+ * replaces its level) for modules registered later, e.g. by dlopen().
+ * Context: any thread, not a signal handler.
+ * Return: the number of registered modules set (0 is not an error);
+ * -EINVAL for a NULL, empty or too long @pattern or a bad @level;
+ * -ENOSPC if the pattern is new and 32 are kept already (the modules
+ * registered now are set all the same).
+ */
+int pk_module_set_level(const char *pattern, int level);
+
+/**
+ * pk_module_get_level() - the level of the first registered module called
+ * @name.
+ * @name: a module name.
+ * Context: any thread, not a signal handler.
+ * Return: PK_MODULE_OFF..PK_DEBUG, or -ENOENT (none registered),
+ * -EINVAL (NULL @name).
+ */
+int pk_module_get_level(const char *name);
+
+/**
+ * pk_module_list_cb() - call @cb for each registered module, in
+ * registration order, with its name and level, until @cb returns non-zero.
+ * @cb:  the callback; it must not register or unregister modules.
+ * @arg: passed to @cb.
+ * Context: any thread, not a signal handler.
+ * Return: the number of modules visited, or what @cb returned when it
+ * stopped the walk; -EINVAL for a NULL @cb.
+ */
+int pk_module_list_cb(int (*cb)(const char *name, int level, void *arg), void *arg);
+
+/**
+ * pk_printk_mod() - pk_printk() for module @mod: the record is stored only
+ * if its level is at most @mod's level, and it carries @mod's name.
+ * @mod:   a module, or NULL (then this is pk_printk()).
+ * @level: as for pk_printk(), including the prefixes in @fmt.
+ * @fmt:   as for pk_printk().
+ * A continuation (PK_LEVEL_CONT) of a line the module's level dropped is
+ * dropped with it.
+ * Context: as pk_printk(): any thread, async-signal-safe.
+ * Return: as pk_printk(); 0 for a record the module's level dropped.
+ */
+int pk_printk_mod(const struct pk_module *mod, int level, const char *fmt, ...)
+	PK__PRINTF(3, 4);
+
+/**
+ * pk_vprintk_mod() - pk_printk_mod() with a va_list.
+ * @mod:   a module, or NULL.
+ * @level: as for pk_printk().
+ * @fmt:   as for pk_printk().
+ * @ap:    the arguments.
+ * Context: any thread, async-signal-safe.
+ * Return: as pk_printk_mod().
+ */
+int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
+	PK__PRINTF(3, 0);
+
+/* Does @m's level let a record of @level (PK_EMERG..PK_DEBUG) through? */
+static inline int pk__mod_pass(const struct pk_module *m, int level)
+{
+	return !m || level <= __atomic_load_n(&m->level, __ATOMIC_RELAXED);
+}
+
+/**
+ * pk_module_dropped() - note that a level macro's record was dropped by
+ * its module's level, so that a pk_cont() after it is dropped too.  The
+ * level macros call it; nothing else needs to.
+ * Context: any thread, async-signal-safe.
+ * Return: 0, what the macro returns for the dropped record.
+ */
+int pk_module_dropped(void);
+
+#if defined(__GNUC__)
+#define PK__MOD_HIDDEN	__attribute__((visibility("hidden")))
+#define PK__MOD_CTOR	__attribute__((constructor, used))
+#define PK__MOD_DTOR	__attribute__((destructor, used))
+#else
+#define PK__MOD_HIDDEN
+#define PK__MOD_CTOR
+#define PK__MOD_DTOR
+#endif
+
+/*
+ * PK__THIS_MODULE: the module of this translation unit, or a null pointer.
+ * C: a tentative definition that PK_MODULE_DECLARE() completes with the
+ * module's address (so the compiler folds the test away where there is
+ * none).  C++, which has no tentative definitions: an overload that
+ * PK_MODULE_DECLARE() adds a better match to.
+ */
+#ifdef __cplusplus
+static inline const struct pk_module *pk__this_module(...) { return 0; }
+#define PK__THIS_MODULE		pk__this_module(0)
+#define PK__MODULE_SELF(name)						\
+	static inline const struct pk_module *pk__this_module(int)	\
+	{ return &pk__module_##name; }					\
+	typedef int pk__module_self_##name
+#else
+static const struct pk_module *const pk__this_module __attribute__((unused));
+#define PK__THIS_MODULE		pk__this_module
+#define PK__MODULE_SELF(name)						\
+	static const struct pk_module *const pk__this_module = &pk__module_##name
+#endif
+
+/* The other files of module @name. */
+#define PK_MODULE_DECLARE(name)						\
+	extern struct pk_module pk__module_##name PK__MOD_HIDDEN;	\
+	PK__MODULE_SELF(name)
+
+/* Define module @name with level @level, in one file of the module. */
+#define PK_MODULE_REGISTER(name, level)					\
+	extern struct pk_module pk__module_##name PK__MOD_HIDDEN;	\
+	struct pk_module pk__module_##name =				\
+		{ #name, (level), (level), 0, 0, 0 };			\
+	static PK__MOD_CTOR void pk__modreg_##name(void)		\
+	{ (void)pk_module_register(&pk__module_##name); }		\
+	static PK__MOD_DTOR void pk__modunreg_##name(void)		\
+	{ pk_module_unregister(&pk__module_##name); }			\
+	PK__MODULE_SELF(name)
+
+/*
  * STATIC PACKAGING
  *
  * With deferred formatting (the default, see pk_printk()) a line is
@@ -505,6 +705,24 @@ union pk_arg {
  */
 int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
 		   unsigned n, const union pk_arg *args);
+
+/**
+ * pk_printk_site_mod() - pk_printk_site() for module @mod (see MODULES):
+ * as pk_printk_mod() is to pk_printk().
+ * @mod:   a module, or NULL.
+ * @site:  as for pk_printk_site().
+ * @level: as for pk_printk_site().
+ * @fmt:   as for pk_printk_site().
+ * @sig:   as for pk_printk_site().
+ * @n:     as for pk_printk_site().
+ * @args:  as for pk_printk_site().
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: as pk_printk_site(); PK_SITE_VARIADIC means: call
+ * pk_printk_mod() with the same arguments.
+ */
+int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int level,
+		       const char *fmt, const unsigned char *sig, unsigned n,
+		       const union pk_arg *args);
 
 #if !defined(__cplusplus) && defined(__GNUC__) && defined(__STDC_VERSION__) && \
 	__STDC_VERSION__ >= 201112L && !defined(PK_NO_STATIC_PACK) && !defined(PK_BUILDING_LIB)
@@ -593,7 +811,7 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
  */
 #define PK__LEVEL_CALL(level, ...)	\
 	PK__CAT2(PK__SEL_, PK__NARGS(__VA_ARGS__))(level, __VA_ARGS__)
-#define PK__PLAIN(level, ...)	pk_printk(level, __VA_ARGS__)
+#define PK__PLAIN(level, ...)	pk_printk_mod(PK__THIS_MODULE, level, __VA_ARGS__)
 #define PK__SEL_1	PK__SITE
 #define PK__SEL_2	PK__SITE
 #define PK__SEL_3	PK__SITE
@@ -739,35 +957,45 @@ int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsig
 				PK__EACH(PK__SIG, u, __VA_ARGS__) 0 };			\
 			union pk_arg PK__V(pk__a, u)[PK__NARGS(__VA_ARGS__)] = { { { 0 } } };	\
 			PK__EACH(PK__PUT, u, __VA_ARGS__)				\
-			PK__V(pk__r, u) = pk_printk_site(&PK__V(pk__s, u), (level),	\
+			PK__V(pk__r, u) = pk_printk_site_mod(PK__THIS_MODULE,		\
+						&PK__V(pk__s, u), (level),		\
 						PK__FIRST(__VA_ARGS__), PK__V(pk__sig, u),	\
 						PK__NARGS(__VA_ARGS__) - 1, PK__V(pk__a, u));	\
 		} else {								\
 			PK__V(pk__r, u) = PK_SITE_VARIADIC;				\
 		}									\
 		if (PK__V(pk__r, u) == PK_SITE_VARIADIC)				\
-			PK__V(pk__r, u) = pk_printk((level), PK__FIRST(__VA_ARGS__)	\
+			PK__V(pk__r, u) = pk_printk_mod(PK__THIS_MODULE, (level),	\
+					   PK__FIRST(__VA_ARGS__)				\
 					   PK__EACH(PK__USE, u, __VA_ARGS__));		\
 		PK__V(pk__r, u);							\
 	})
 #else
-#define PK__LEVEL_CALL(level, ...)	pk_printk(level, __VA_ARGS__)
+#define PK__LEVEL_CALL(level, ...)	pk_printk_mod(PK__THIS_MODULE, level, __VA_ARGS__)
 #endif
 
-#define pk_emerg(...)	PK__LEVEL_CALL(PK_EMERG, __VA_ARGS__)
-#define pk_alert(...)	PK__PICK(1, PK__LEVEL_CALL, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)
-#define pk_crit(...)	PK__PICK(2, PK__LEVEL_CALL, PK__STRIPPED)(PK_CRIT, __VA_ARGS__)
-#define pk_err(...)	PK__PICK(3, PK__LEVEL_CALL, PK__STRIPPED)(PK_ERR, __VA_ARGS__)
-#define pk_warn(...)	PK__PICK(4, PK__LEVEL_CALL, PK__STRIPPED)(PK_WARNING, __VA_ARGS__)
-#define pk_notice(...)	PK__PICK(5, PK__LEVEL_CALL, PK__STRIPPED)(PK_NOTICE, __VA_ARGS__)
-#define pk_info(...)	PK__PICK(6, PK__LEVEL_CALL, PK__STRIPPED)(PK_INFO, __VA_ARGS__)
-#define pk_debug(...)	PK__PICK(7, PK__LEVEL_CALL, PK__STRIPPED)(PK_DEBUG, __VA_ARGS__)
+/*
+ * PK__MOD_CALL(level, fmt, args...): the call, if this file's module (if
+ * any) lets @level through; else nothing is evaluated.
+ */
+#define PK__MOD_CALL(level, ...)						\
+	(pk__mod_pass(PK__THIS_MODULE, (level)) ? PK__LEVEL_CALL(level, __VA_ARGS__)	\
+						 : pk_module_dropped())
+
+#define pk_emerg(...)	PK__MOD_CALL(PK_EMERG, __VA_ARGS__)
+#define pk_alert(...)	PK__PICK(1, PK__MOD_CALL, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)
+#define pk_crit(...)	PK__PICK(2, PK__MOD_CALL, PK__STRIPPED)(PK_CRIT, __VA_ARGS__)
+#define pk_err(...)	PK__PICK(3, PK__MOD_CALL, PK__STRIPPED)(PK_ERR, __VA_ARGS__)
+#define pk_warn(...)	PK__PICK(4, PK__MOD_CALL, PK__STRIPPED)(PK_WARNING, __VA_ARGS__)
+#define pk_notice(...)	PK__PICK(5, PK__MOD_CALL, PK__STRIPPED)(PK_NOTICE, __VA_ARGS__)
+#define pk_info(...)	PK__PICK(6, PK__MOD_CALL, PK__STRIPPED)(PK_INFO, __VA_ARGS__)
+#define pk_debug(...)	PK__PICK(7, PK__MOD_CALL, PK__STRIPPED)(PK_DEBUG, __VA_ARGS__)
 /*
  * pk_cont() - append to this thread's open record (one stored without a
  * trailing newline), or start a record flagged PK_REC_CONT if it can no
  * longer be extended.
  */
-#define pk_cont(...)	pk_printk(PK_LEVEL_CONT, __VA_ARGS__)
+#define pk_cont(...)	pk_printk_mod(PK__THIS_MODULE, PK_LEVEL_CONT, __VA_ARGS__)
 
 /**
  * pk_flush() - wait until every console has printed every record stored

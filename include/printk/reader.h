@@ -41,7 +41,8 @@ struct pk_record {
 	size_t len;		/* text bytes, without the trailing newline */
 	int facility;		/* syslog facility number */
 	uint32_t pid;		/* storing process */
-	uint64_t reserved[4];	/* zero: later fields */
+	const char *module;	/* its module's name (printk.h MODULES), or NULL */
+	uint64_t reserved[3];	/* zero: later fields */
 };
 
 struct pk_reader;

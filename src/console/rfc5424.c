@@ -13,7 +13,8 @@
  * PRI is facility * 8 + level (the facility configured for the console,
  * else the record's), TIMESTAMP the record's time (RFC 3339, local time
  * with its offset, microseconds), PROCID the storing process.  MSGID is
- * "-".  TEXT is UTF-8 without a BOM unless asked for: RFC 5424 says a
+ * the record's module (printk.h MODULES: at most 31 letters, digits and
+ * '_'), else "-".  TEXT is UTF-8 without a BOM unless asked for: RFC 5424 says a
  * sender SHOULD prefix UTF-8 with one, but the common receivers keep it as
  * three stray bytes in the message, so it is an option.  Control
  * characters are sent as they are: the framing (one datagram, or RFC 6587
@@ -104,7 +105,8 @@ struct fields {
 	uint64_t seq, level, facility, pid, tid, dropped;
 	bool has_seq, has_level, has_facility, has_pid, has_tid, has_dropped;
 	const char *time, *text;	/* inside the line: time unescaped, text escaped */
-	size_t time_len, text_len;
+	const char *module;		/* unescaped, checked */
+	size_t time_len, text_len, module_len;
 };
 
 /* A JSON string at @p (after its '"'): its end quote, or NULL. */
@@ -127,6 +129,19 @@ static bool number(const char *p, const char *end, uint64_t *v)
 	while (p < end && *p >= '0' && *p <= '9' && *v < UINT64_MAX / 10 - 1)
 		*v = *v * 10 + (uint64_t)(*p++ - '0');
 	return p > s;
+}
+
+/* A module name as MSGID: 1 to 32 printable US-ASCII characters, no '\\'. */
+static bool msgid_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > 32)
+		return false;
+	for (i = 0; i < n; i++)
+		if (s[i] < 33 || s[i] > 126 || s[i] == '\\' || s[i] == '"')
+			return false;
+	return true;
 }
 
 #define KEY(k, n) (klen == sizeof(k) - 1 && !memcmp(key, k, klen) && (n))
@@ -161,6 +176,9 @@ static bool parse(const char *p, const char *end, struct fields *f)
 			if (KEY("text", 1)) {
 				f->text = v + 1;
 				f->text_len = (size_t)(p - v - 1);
+			} else if (KEY("module", msgid_ok(v + 1, (size_t)(p - v - 1)))) {
+				f->module = v + 1;
+				f->module_len = (size_t)(p - v - 1);
 			} else if (KEY("time", !memchr(v + 1, '\\', (size_t)(p - v - 1)))) {
 				f->time = v + 1;
 				f->time_len = (size_t)(p - v - 1);
@@ -266,7 +284,8 @@ static void trim_utf8(struct out *o, const char *start)
 }
 
 static void put_header(struct out *o, const struct pk__rfc5424_id *id, uint64_t facility,
-		       uint64_t level, const char *time, size_t time_len, uint64_t pid)
+		       uint64_t level, const char *time, size_t time_len, uint64_t pid,
+		       const char *msgid, size_t msgid_len)
 {
 	if (id->facility >= 0)
 		facility = (uint64_t)id->facility;
@@ -283,7 +302,12 @@ static void put_header(struct out *o, const struct pk__rfc5424_id *id, uint64_t 
 	put_str(o, id->app);
 	put_c(o, ' ');
 	put_u64(o, pid);
-	put(o, " - ", 3);
+	put_c(o, ' ');
+	if (msgid && msgid_len)
+		put(o, msgid, msgid_len);
+	else
+		put_c(o, '-');
+	put_c(o, ' ');
 }
 
 static void put_param(struct out *o, const char *name, uint64_t v)
@@ -310,7 +334,7 @@ size_t pk__rfc5424_dropped(const struct pk__rfc5424_id *id, uint64_t n, char *ou
 {
 	struct out o = { out, out + size, false };
 
-	put_header(&o, id, 1, 4, NULL, 0, id->pid);
+	put_header(&o, id, 1, 4, NULL, 0, id->pid, NULL, 0);
 	put(&o, "[" PK_RFC5424_SD_ID, sizeof(PK_RFC5424_SD_ID));
 	put_param(&o, "dropped", n);
 	put_c(&o, ']');
@@ -332,7 +356,7 @@ size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, siz
 		/* Not the JSON rendering: the line as the text of a notice. */
 		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			len--;
-		put_header(&o, id, 1, 5, NULL, 0, id->pid);
+		put_header(&o, id, 1, 5, NULL, 0, id->pid, NULL, 0);
 		put_c(&o, '-');
 		if (len) {
 			put_text_start(&o, id);
@@ -346,7 +370,7 @@ size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, siz
 	if (f.has_dropped && !f.has_seq)
 		return pk__rfc5424_dropped(id, f.dropped, out, size);
 	put_header(&o, id, f.has_facility ? f.facility : 1, f.has_level ? f.level : 5, f.time,
-		   f.time_len, f.has_pid ? f.pid : id->pid);
+		   f.time_len, f.has_pid ? f.pid : id->pid, f.module, f.module_len);
 	put(&o, "[" PK_RFC5424_SD_ID, sizeof(PK_RFC5424_SD_ID));
 	if (f.has_seq)
 		put_param(&o, "seq", f.seq);

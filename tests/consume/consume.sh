@@ -13,8 +13,14 @@ cc=${CC:-cc}
 run_consumer() { # NAME PROGRAM
 	out=$("$2" 2>&1) || { echo "$1: exited with an error: $out" >&2; exit 1; }
 	case $out in
-	*"consumer says 42"*) echo "$1: ok" ;;
+	*"consumer says 42"*) ;;
 	*) echo "$1: the line is missing from its output: $out" >&2; exit 1 ;;
+	esac
+	# Its module's line carries the module; the one its level drops is not there.
+	case $out in
+	*"drops this"*) echo "$1: the module's level did not drop a line: $out" >&2; exit 1 ;;
+	*"consumer: consumer's module says 43"*) echo "$1: ok" ;;
+	*) echo "$1: the module's line is missing from its output: $out" >&2; exit 1 ;;
 	esac
 }
 

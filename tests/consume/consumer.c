@@ -9,6 +9,9 @@
 #include <printk/reader.h>
 #include <stdio.h>
 
+/* A module: its level macros need the shared library's pk_module_dropped(). */
+PK_MODULE_REGISTER(consumer, PK_INFO);
+
 int main(void)
 {
 	struct pk_config cfg;
@@ -22,6 +25,8 @@ int main(void)
 		return 1;
 	}
 	pk_printk(PK_INFO, "consumer says %d\n", 42);
+	pk_debug("consumer's module drops this %d\n", 7);
+	pk_info("consumer's module says %d\n", 43);
 	ret = pk_flush(5000);
 	pk_shutdown();
 	return ret < 0;
