@@ -507,6 +507,23 @@ int pk_console_set_loglevel(struct pk_console *con, int loglevel)
  *           the copy is discarded.
  */
 static pthread_mutex_t modf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t modf_once = PTHREAD_ONCE_INIT;
+
+/* A fork() while another thread sets a filter leaves no lock held in the child. */
+static void modf_prepare(void)
+{
+	pthread_mutex_lock(&modf_lock);
+}
+
+static void modf_release(void)
+{
+	pthread_mutex_unlock(&modf_lock);
+}
+
+static void modf_atfork(void)
+{
+	pthread_atfork(modf_prepare, modf_release, modf_release);
+}
 
 static bool modf_pass(struct pk_console *c, const char *module)
 {
@@ -543,16 +560,9 @@ int pk_console_set_modules(struct pk_console *con, const char *modules)
 	uint64_t g;
 	char *slot;
 
-	if (!con || n > PK_CON_MODULES_MAX)
+	if (!con || n > PK_CON_MODULES_MAX || (n && !pk__mod_list_valid(modules)))
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)modules[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '*' || ch == '?' ||
-		      ch == ',' || ch == '-'))
-			return -EINVAL;
-	}
+	pthread_once(&modf_once, modf_atfork);
 	pthread_mutex_lock(&modf_lock);
 	g = atomic_load_explicit(&con->modf_gen, memory_order_relaxed) + 1;
 	slot = con->modf[g % PK_CON_MODF_SLOTS];
@@ -750,6 +760,18 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 		return PK_EMIT_LOST;
 	if (lost.counted)
 		print_dropped(c, buf, &lost, fo.fmt, atomic);
+	/* Filtered by module: decided on the raw prefix, before any formatting. */
+	if (atomic_load_explicit(&c->modf_gen, memory_order_relaxed)) {
+		char name[PK_RING_MOD_MAX];
+
+		if (!modf_pass(c, pk__rec_module(rec, name) ? name : NULL)) {
+			atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
+			if (!still_ours(c, tid))
+				return PK_EMIT_LOST;
+			publish(c, pos);
+			return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
+		}
+	}
 	pk__rec_render(rec);
 	r.seq = rec->seq;
 	r.ts_ns = rec->meta.ts_ns;
@@ -761,14 +783,6 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	r.text = rec->text;
 	r.len = rec->len;
 	r.module = rec->module[0] ? rec->module : NULL;
-	if (!modf_pass(c, r.module)) {
-		/* Filtered by module: passed over, as a record below the loglevel. */
-		atomic_fetch_add_explicit(&c->skipped, 1, memory_order_relaxed);
-		if (!still_ours(c, tid))
-			return PK_EMIT_LOST;
-		publish(c, pos);
-		return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
-	}
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);

@@ -32,6 +32,7 @@ struct pk__thread {
 	bool printer;		/* a libprintk printer thread */
 	uint8_t open_level;
 	uint8_t open_plen;	/* the module prefix's bytes in that record */
+	char open_prefix[PK_RING_MOD_MAX];	/* and the prefix (pk__mod_prefix()) */
 	bool mod_dropped;	/* a module's level dropped this thread's last line */
 	uint64_t open_seq;
 	/*
@@ -173,6 +174,12 @@ struct pk__va_format {
 #define PK__REC_MODULE	0x0200u
 /* Write @mod's prefix into @dst (PK_RING_MOD_MAX bytes); its length, 0 for none. */
 size_t pk__mod_prefix(char *dst, const struct pk_module *mod);
+/*
+ * The module name of raw record @rec (PK__REC_MODULE, not yet rendered)
+ * into @name (PK_RING_MOD_MAX bytes): true, or false if it has none or
+ * its prefix is damaged.  Context: async-signal-safe.
+ */
+bool pk__rec_module(const struct pk_ring_rec *rec, char *name);
 
 /* module.c */
 /*
@@ -186,6 +193,12 @@ bool pk__glob_match(const char *pat, size_t plen, const char *s);
  * Context: async-signal-safe.
  */
 bool pk__mod_list_match(const char *list, const char *module);
+/*
+ * Is @list a module list pk_console_set_modules() and pkmsg --module take:
+ * 1 to 255 bytes of comma-separated, non-empty entries of letters,
+ * digits, '_', '*', '?' and '-'?
+ */
+bool pk__mod_list_valid(const char *list);
 /* Bytes a record's text is formatted into: PK_RECORD_MAX, a newline, a NUL. */
 #define PK__TEXT_BUF	(PK_RECORD_MAX + 2)
 /*

@@ -32,10 +32,58 @@ struct rule {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static struct pk_module *head, **tail = &head;
 static struct rule rules[RULES_MAX];
 static unsigned nrules;
 static bool env_read;
+
+/*
+ * A fork() while another thread holds the lock (a level change, a
+ * constructor of a dlopen()ed object) must not leave it held in the
+ * child, whose exit runs PK_MODULE_REGISTER's destructors.
+ */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void atfork_release(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void atfork_setup(void)
+{
+	pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
+static void lock_registry(void)
+{
+	pthread_once(&atfork_once, atfork_setup);
+	pthread_mutex_lock(&lock);
+}
+
+bool pk__mod_list_valid(const char *list)
+{
+	size_t i, run = 0;
+
+	for (i = 0; list[i]; i++) {
+		unsigned char c = (unsigned char)list[i];
+
+		if (c == ',') {
+			if (!run)
+				return false;	/* an empty entry */
+			run = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '*' || c == '?' || c == '-'))
+			return false;
+		run++;
+	}
+	return i > 0 && run > 0 && i <= 255;
+}
 
 bool pk__glob_match(const char *pat, size_t plen, const char *s)
 {
@@ -201,7 +249,7 @@ int pk_module_register(struct pk_module *mod)
 	if (!mod || !mod->name || !name_ok(mod->name, false) || !level_ok(mod->level) ||
 	    !level_ok(mod->default_level))
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	lock_registry();
 	for (m = head; m; m = m->next) {
 		if (m == mod) {
 			pthread_mutex_unlock(&lock);
@@ -227,7 +275,7 @@ void pk_module_unregister(struct pk_module *mod)
 
 	if (!mod)
 		return;
-	pthread_mutex_lock(&lock);
+	lock_registry();
 	for (pp = &head; *pp; pp = &(*pp)->next) {
 		if (*pp == mod) {
 			*pp = mod->next;
@@ -246,7 +294,7 @@ int pk_module_set_level(const char *pattern, int level)
 
 	if (!pattern || !name_ok(pattern, true) || !level_ok(level))
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	lock_registry();
 	env_rules_locked();
 	ret = rule_add(pattern, level);
 	n = apply_locked(pattern, level);
@@ -261,7 +309,7 @@ int pk_module_get_level(const char *name)
 
 	if (!name)
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	lock_registry();
 	for (m = head; m; m = m->next) {
 		if (!strcmp(m->name, name)) {
 			ret = __atomic_load_n(&m->level, __ATOMIC_RELAXED);
@@ -279,7 +327,7 @@ int pk_module_list_cb(int (*cb)(const char *name, int level, void *arg), void *a
 
 	if (!cb)
 		return -EINVAL;
-	pthread_mutex_lock(&lock);
+	lock_registry();
 	for (m = head; m; m = m->next) {
 		ret = cb(m->name, __atomic_load_n(&m->level, __ATOMIC_RELAXED), arg);
 		if (ret) {

@@ -783,10 +783,11 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags)
 	return len;
 }
 
+/* A module name's characters, as registration takes them (module.c). */
 static bool mod_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-' || c == '.';
+	       c == '_';
 }
 
 size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
@@ -803,14 +804,34 @@ size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
 		memcpy(dst + 1, name, i);
 		return i + 1;
 	}
-	/* Only a name a reader takes for one (a module never registered may hold anything). */
-	for (i = 0; i < PK_MODULE_NAME_MAX && name[i]; i++) {
-		if (!mod_char((unsigned char)name[i]))
+	/*
+	 * Never registered (or not yet): only a name registration would take
+	 * is written; another (too long, other characters) gives the record
+	 * no module rather than a name no pattern can select.
+	 */
+	for (i = 0; name[i]; i++) {
+		if (i == PK_MODULE_NAME_MAX || !mod_char((unsigned char)name[i]))
 			return 0;
 		dst[1 + i] = name[i];
 	}
 	dst[0] = (char)i;
 	return i ? i + 1 : 0;
+}
+
+bool pk__rec_module(const struct pk_ring_rec *rec, char *name)
+{
+	unsigned n = rec->len ? (unsigned char)rec->text[0] : 0, i;
+
+	if (!(rec->meta.flags & PK__REC_MODULE) || n < 1 || n > PK_MODULE_NAME_MAX ||
+	    n + 1 > rec->len)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!mod_char((unsigned char)rec->text[1 + i]))
+			return false;
+		name[i] = rec->text[1 + i];
+	}
+	name[n] = '\0';
+	return true;
 }
 
 /*
@@ -819,16 +840,15 @@ size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
  */
 static void mod_split(struct pk_ring_rec *rec)
 {
-	unsigned n = rec->len ? (unsigned char)rec->text[0] : 0, i;
+	unsigned n;
 
-	rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
-	if (n < 1 || n > PK_MODULE_NAME_MAX || n + 1 > rec->len)
+	if (!pk__rec_module(rec, rec->module)) {
+		rec->module[0] = '\0';
+		rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
 		return;
-	for (i = 0; i < n; i++)
-		if (!mod_char((unsigned char)rec->text[1 + i]))
-			return;
-	memcpy(rec->module, rec->text + 1, n);
-	rec->module[n] = '\0';
+	}
+	rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
+	n = (unsigned char)rec->text[0];
 	rec->len -= n + 1;
 	memmove(rec->text, rec->text + 1 + n, rec->len);
 	rec->text[rec->len] = '\0';
@@ -916,20 +936,38 @@ static bool panic_suppressed(void)
 }
 
 /*
- * Does module @mod drop a record of @level (a continuation: @cont)?  A
- * continuation goes with the line it continues.
+ * A record dropped by its module's level: if it leaves a line open (its
+ * format has no final newline), the continuations of that line go with
+ * it; a complete line leaves the thread's open line, if any, as it was.
  */
-static bool mod_drops(const struct pk_module *mod, int level, bool cont)
+static void mod_note_dropped(const char *fmt)
+{
+	size_t n = fmt ? strlen(fmt) : 0;
+
+	if (!n || fmt[n - 1] != '\n')
+		pk__self.mod_dropped = true;
+}
+
+/*
+ * Does module @mod drop a record of @level (a continuation: @cont)?  A
+ * continuation goes with the line it continues: dropped if that line was.
+ * A record stored starts a new line: its continuations are kept.
+ */
+static bool mod_drops(const struct pk_module *mod, int level, bool cont, const char *fmt)
 {
 	if (cont)
 		return pk__self.mod_dropped;
-	pk__self.mod_dropped = mod && level > __atomic_load_n(&mod->level, __ATOMIC_RELAXED);
-	return pk__self.mod_dropped;
+	if (mod && level > __atomic_load_n(&mod->level, __ATOMIC_RELAXED)) {
+		mod_note_dropped(fmt);
+		return true;
+	}
+	pk__self.mod_dropped = false;
+	return false;
 }
 
-int pk_module_dropped(void)
+int pk_module_dropped(const char *fmt)
 {
-	pk__self.mod_dropped = true;
+	mod_note_dropped(fmt);
 	return 0;
 }
 
@@ -976,10 +1014,19 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	} else if (level < PK_EMERG || level > PK_DEBUG) {
 		level = default_level(early);
 	}
-	if (mod_drops(mod, level, cont))
+	if (mod_drops(mod, level, cont, fmt))
 		return 0;
-	/* The record's module name goes first (PK__REC_MODULE). */
-	plen = mod ? pk__mod_prefix(mbuf, mod) : 0;
+	/*
+	 * The record's module name goes first (PK__REC_MODULE).  A
+	 * continuation that cannot join its line (printed meanwhile) becomes
+	 * a record of that line's module, whoever's code continues it.
+	 */
+	if (cont && pk__self.open_valid) {
+		plen = pk__self.open_plen;
+		memcpy(mbuf, pk__self.open_prefix, plen);
+	} else {
+		plen = mod ? pk__mod_prefix(mbuf, mod) : 0;
+	}
 	buf = mbuf + plen;
 	if (plen)
 		flags |= PK__REC_MODULE;
@@ -1084,7 +1131,11 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		pk__self.in_printk--;
 		return ret;
 	}
-	pk__self.open_plen = (uint8_t)plen;
+	if (flags & PK_REC_NOEOL) {
+		/* A new open line: its module, for continuations (joining or not). */
+		pk__self.open_plen = (uint8_t)plen;
+		memcpy(pk__self.open_prefix, mbuf, plen);
+	}
 	if (flags & PK_REC_NOEOL)
 		pk__flush_note_open();
 stored:
@@ -1203,7 +1254,7 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		ret = -EBUSY;
 		goto out;
 	}
-	if (mod_drops(mod, level, false)) {
+	if (mod_drops(mod, level, false, fmt)) {
 		ret = 0;
 		goto out;
 	}

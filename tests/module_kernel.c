@@ -26,6 +26,11 @@ int kern_printk_default(int n)
 	return printk("kern default %d\n", n);
 }
 
+int kern_open(int n)
+{
+	return pr_info("kern open %d", n);
+}
+
 int kern_cont(const char *s)
 {
 	return pr_cont("%s", s);

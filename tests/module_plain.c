@@ -14,6 +14,11 @@ int plain_debug(int n, int *counter)
 	return pk_debug("plain debug %d %d\n", n, ++*counter);
 }
 
+int plain_open(int n)
+{
+	return pk_info("plain open %d", n);
+}
+
 int plain_cont(const char *s)
 {
 	return pk_cont("%s", s);

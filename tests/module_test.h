@@ -26,6 +26,8 @@ int kern_info(int n);
 int kern_debug(int n);
 int kern_printk_default(int n);	/* printk() with no KERN_ level */
 int kern_cont(const char *s);
+int kern_open(int n);
+int plain_open(int n);
 
 /* module_kdyn.c: pr_debug() as a dynamic debug site (DEBUG: enabled). */
 int kdyn_info(int n);

@@ -673,23 +673,64 @@ static void test_cont(void **state)
 	assert_int_equal(pk_debug("dropped again"), 0);
 	assert_true(pk_info("fresh") > 0);
 	assert_true(pk_cont(" tail\n") > 0);
+	/*
+	 * A complete line dropped between an open line and its continuation
+	 * (another file's, say) leaves the open line as it was: the
+	 * continuation is kept and joins it.
+	 */
+	assert_true(pk_info("value:") > 0);
+	assert_int_equal(other_debug(1, &(int){ 0 }), 0);
+	assert_true(pk_cont(" 42\n") > 0);
 	/* Outside modules: unchanged. */
 	assert_true(plain_info(1) > 0);
 	out = printed();
 	u = unstamp(out, "");
 	assert_string_equal(u, "netio: kept open +a +b +end\n"
 			       "netio: fresh tail\n"
+			       "netio: value: 42\n"
 			       "plain info 1\n");
-	assert_int_equal(tu_count(out, "netio: "), 2);
+	assert_int_equal(tu_count(out, "netio: "), 3);
 	free(u);
 	free(out);
 	g = read_live(&n);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	assert_module(find(g, n, "kept open +a +b +end"), "netio");
 	assert_int_equal(find(g, n, "kept open +a +b +end")->flags & PK_REC_CONT, 0);
 	assert_module(find(g, n, "fresh tail"), "netio");
 	assert_false(stored_text(g, n, "dropped"));
 	assert_false(stored_text(g, n, "cont without"));
+}
+
+/*
+ * A continuation from code outside the module, of a netio line the
+ * watcher may have finalised meanwhile (about 50 ms after it was stored):
+ * joined or not, its text belongs to a netio record; and the other way
+ * round for a plain line continued by netio's code.
+ */
+static void test_cont_unjoined(void **state)
+{
+	struct got *g;
+	int n, i, seen = 0;
+
+	(void)state;
+	assert_true(pk_info("netio line") > 0);
+	usleep(200000);
+	assert_true(plain_cont(" plain tail\n") > 0);
+	assert_true(plain_open(1) > 0);
+	usleep(200000);
+	assert_true(pk_cont(" netio tail\n") > 0);
+	g = read_live(&n);
+	for (i = 0; i < n; i++) {
+		if (strstr(g[i].text, "plain tail")) {
+			assert_module(&g[i], "netio");
+			seen++;
+		}
+		if (strstr(g[i].text, "netio tail")) {
+			assert_module(&g[i], NULL);
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 2);
 }
 
 /* ---- <printk/kernel.h> -------------------------------------------------------- */
@@ -712,7 +753,8 @@ static void test_kernel_h(void **state)
 	assert_int_equal(pk_module_set_level("netio", PK_ERR), 1);
 	assert_int_equal(kern_info(5), 0);
 	assert_int_equal(kern_printk_default(6), 0);
-	assert_int_equal(kern_cont(" cont of nothing\n"), 0);
+	assert_int_equal(kern_open(7), 0);	/* an open line dropped ... */
+	assert_int_equal(kern_cont(" cont of nothing\n"), 0);	/* ... takes its pr_cont */
 	assert_int_equal(stored(), before + 3);
 	out = printed();
 	u = unstamp(out, "");
@@ -1999,6 +2041,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_level_drops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_level_api, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cont, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cont_unjoined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_h, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_h_dyndbg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_format_human, setup, teardown),

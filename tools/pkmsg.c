@@ -81,21 +81,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* A --module list: letters, digits, '_', '*', '?', '-', comma-separated, not empty. */
-static bool module_list_ok(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '*' || c == '?' || c == ',' || c == '-'))
-			return false;
-	}
-	return i > 0 && i <= 255;
-}
-
 static int bad_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "pkmsg: ");
@@ -508,7 +493,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SHOW_TID: flags |= PK_FMT_F_TID; break;
 		case OPT_MODULE:
-			if (!module_list_ok(optarg))
+			if (!pk__mod_list_valid(optarg))
 				return bad_usage("bad module list '%s'", optarg);
 			o.modules = optarg;
 			break;

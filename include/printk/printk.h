@@ -481,6 +481,13 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
  * Code outside any module (PK_MODULE_DECLARE() not seen) logs as before:
  * no module, no level but the consoles'.  pk_printk() itself takes no
  * module; pk_printk_mod() does.
+ *
+ * C++: a level macro in an inline function or template defined in a
+ * header logs under the module of whichever file's copy the linker keeps;
+ * give such code pk_printk_mod() with the module it means.  C compilers
+ * warn about the header's tentative definition under -Wc++-compat: define
+ * PK_NO_MODULES before the include in such files (they then have no
+ * module).
  */
 #define PK_MODULE_NAME_MAX	31
 #define PK_MODULE_OFF		(-1)	/* a module level: store nothing */
@@ -550,7 +557,8 @@ int pk_module_get_level(const char *name);
 /**
  * pk_module_list_cb() - call @cb for each registered module, in
  * registration order, with its name and level, until @cb returns non-zero.
- * @cb:  the callback; it must not register or unregister modules.
+ * @cb:  the callback; it runs with the registry locked and must not call
+ *       any pk_module_ function.
  * @arg: passed to @cb.
  * Context: any thread, not a signal handler.
  * Return: the number of modules visited, or what @cb returned when it
@@ -592,12 +600,14 @@ static inline int pk__mod_pass(const struct pk_module *m, int level)
 
 /**
  * pk_module_dropped() - note that a level macro's record was dropped by
- * its module's level, so that a pk_cont() after it is dropped too.  The
- * level macros call it; nothing else needs to.
+ * its module's level: if its format leaves the line open (no final
+ * newline), a pk_cont() after it is dropped too.  The level macros call
+ * it; nothing else needs to.
+ * @fmt: the dropped record's format (NULL counts as an open line).
  * Context: any thread, async-signal-safe.
  * Return: 0, what the macro returns for the dropped record.
  */
-int pk_module_dropped(void);
+int pk_module_dropped(const char *fmt);
 
 #if defined(__GNUC__)
 #define PK__MOD_HIDDEN	__attribute__((visibility("hidden")))
@@ -616,7 +626,11 @@ int pk_module_dropped(void);
  * none).  C++, which has no tentative definitions: an overload that
  * PK_MODULE_DECLARE() adds a better match to.
  */
-#ifdef __cplusplus
+#if defined(PK_NO_MODULES)
+/* Modules off in this file (e.g. for -Wc++-compat): no module, ever. */
+#define PK__THIS_MODULE		((const struct pk_module *)0)
+#define PK__MODULE_SELF(name)	typedef int pk__module_self_##name
+#elif defined(__cplusplus)
 static inline const struct pk_module *pk__this_module(...) { return 0; }
 #define PK__THIS_MODULE		pk__this_module(0)
 #define PK__MODULE_SELF(name)						\
@@ -635,8 +649,16 @@ static const struct pk_module *const pk__this_module __attribute__((unused));
 	extern struct pk_module pk__module_##name PK__MOD_HIDDEN;	\
 	PK__MODULE_SELF(name)
 
-/* Define module @name with level @level, in one file of the module. */
+/*
+ * Define module @name with level @level, in one file of the module.  A
+ * name longer than PK_MODULE_NAME_MAX or a level outside PK_MODULE_OFF to
+ * PK_DEBUG does not compile (a negative array size).
+ */
 #define PK_MODULE_REGISTER(name, level)					\
+	typedef char pk__module_name_fits_##name[				\
+		sizeof(#name) <= PK_MODULE_NAME_MAX + 1 ? 1 : -1];		\
+	typedef char pk__module_level_valid_##name[				\
+		(level) >= PK_MODULE_OFF && (level) <= PK_DEBUG ? 1 : -1];	\
 	extern struct pk_module pk__module_##name PK__MOD_HIDDEN;	\
 	struct pk_module pk__module_##name =				\
 		{ #name, (level), (level), 0, 0, 0 };			\
@@ -980,7 +1002,8 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
  */
 #define PK__MOD_CALL(level, ...)						\
 	(pk__mod_pass(PK__THIS_MODULE, (level)) ? PK__LEVEL_CALL(level, __VA_ARGS__)	\
-						 : pk_module_dropped())
+		: pk_module_dropped(PK__MOD_FMT(__VA_ARGS__, "")))
+#define PK__MOD_FMT(fmt, ...)	(fmt)
 
 #define pk_emerg(...)	PK__MOD_CALL(PK_EMERG, __VA_ARGS__)
 #define pk_alert(...)	PK__PICK(1, PK__MOD_CALL, PK__STRIPPED)(PK_ALERT, __VA_ARGS__)

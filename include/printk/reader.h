@@ -41,7 +41,10 @@ struct pk_record {
 	size_t len;		/* text bytes, without the trailing newline */
 	int facility;		/* syslog facility number */
 	uint32_t pid;		/* storing process */
-	const char *module;	/* its module's name (printk.h MODULES), or NULL */
+	union {			/* 8 bytes on every target, as the reserved word it took */
+		const char *module;	/* its module's name (printk.h MODULES), or NULL */
+		uint64_t reserved_module;
+	};
 	uint64_t reserved[3];	/* zero: later fields */
 };
 
