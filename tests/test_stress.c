@@ -124,6 +124,17 @@ static void *reader(void *arg)
 			expect = rec->seq + 1;
 			continue;
 		}
+		/*
+		 * Nothing returned, but records may have been passed over as
+		 * lost (overwritten, torn, a block its lapped writer never
+		 * stored): at the very end, after the last record read, they
+		 * are counted here, as the next record read would count them.
+		 */
+		TU_CHECK(rd.next >= expect);
+		for (s = expect; s < rd.next; s++)
+			log->lost[s - BASE] = 1;
+		log->gaps += rd.next - expect;
+		expect = rd.next;
 		if (atomic_load(&writers_done) == WRITERS) {
 			/* One more pass after the writers stopped, to the very end. */
 			if (done_pass++)
