@@ -172,6 +172,13 @@ struct pk__va_format {
  * pk_ring_rec.module.  Readers never see the flag.
  */
 #define PK__REC_MODULE	0x0200u
+/* A module name's characters: letters, digits and '_' (a C identifier's). */
+static inline bool pk__mod_name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
 /* Write @mod's prefix into @dst (PK_RING_MOD_MAX bytes); its length, 0 for none. */
 size_t pk__mod_prefix(char *dst, const struct pk_module *mod);
 /*

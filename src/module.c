@@ -77,8 +77,7 @@ bool pk__mod_list_valid(const char *list)
 			run = 0;
 			continue;
 		}
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '*' || c == '?' || c == '-'))
+		if (!pk__mod_name_char(c) && c != '*' && c != '?' && c != '-')
 			return false;
 		run++;
 	}
@@ -138,8 +137,7 @@ static bool name_ok(const char *name, bool pattern)
 
 		if (i >= PK_MODULE_NAME_MAX)
 			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || (pattern && (c == '*' || c == '?'))))
+		if (!pk__mod_name_char(c) && !(pattern && (c == '*' || c == '?')))
 			return false;
 	}
 	return i > 0;

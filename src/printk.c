@@ -783,13 +783,6 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags)
 	return len;
 }
 
-/* A module name's characters, as registration takes them (module.c). */
-static bool mod_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
 size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
 {
 	const char *name = mod ? mod->name : NULL;
@@ -810,7 +803,7 @@ size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
 	 * no module rather than a name no pattern can select.
 	 */
 	for (i = 0; name[i]; i++) {
-		if (i == PK_MODULE_NAME_MAX || !mod_char((unsigned char)name[i]))
+		if (i == PK_MODULE_NAME_MAX || !pk__mod_name_char((unsigned char)name[i]))
 			return 0;
 		dst[1 + i] = name[i];
 	}
@@ -826,7 +819,7 @@ bool pk__rec_module(const struct pk_ring_rec *rec, char *name)
 	    n + 1 > rec->len)
 		return false;
 	for (i = 0; i < n; i++) {
-		if (!mod_char((unsigned char)rec->text[1 + i]))
+		if (!pk__mod_name_char((unsigned char)rec->text[1 + i]))
 			return false;
 		name[i] = rec->text[1 + i];
 	}

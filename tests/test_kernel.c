@@ -62,20 +62,10 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void clear_capture(void)
-{
-	assert_int_equal(pk_flush(10000), 0);
-	pthread_mutex_lock(&cap->lock);
-	cap->len = 0;
-	if (cap->buf)
-		cap->buf[0] = '\0';
-	pthread_mutex_unlock(&cap->lock);
-}
-
 static int case_setup(void **state)
 {
 	(void)state;
-	clear_capture();
+	tu_capture_clear(cap);
 	return 0;
 }
 
@@ -268,7 +258,7 @@ static void test_once_from_many_threads(void **state)
 		probes += strncmp(lines[i], "4|WARNING: CPU:", 15) == 0;
 	assert_int_equal(probes, 1);
 	/* printk_once is true at every call (the kernel's DO_ONCE_LITE), prints once. */
-	clear_capture();
+	tu_capture_clear(cap);
 	assert_true(kst_once_return());
 	assert_true(kst_once_return());
 	expect_lines((const char *const[]){ "5|printk_once" }, 1);
@@ -332,7 +322,7 @@ static void test_ratelimit_burst_interval_report(void **state)
 	assert_int_equal(kst_burst(10), 3);
 	expect_lines((const char *const[]){ "6|kstyle: event 0", "6|kstyle: event 1",
 					    "6|kstyle: event 2" }, 3);
-	clear_capture();
+	tu_capture_clear(cap);
 	assert_true(tu_wait_until(kst_burst_window_over(), 5000));
 	/* The first call of the new interval reports the seven, then goes ahead. */
 	assert_int_equal(kst_burst(2), 2);
@@ -698,7 +688,7 @@ static void test_print_hex_dump(void **state)
 	for (i = 0; i < 7; i++)
 		w[i] = want[i];
 	expect_lines(w, 7);
-	clear_capture();
+	tu_capture_clear(cap);
 	kst_hexdump(data, 0);
 	expect_lines(NULL, 0);
 }

@@ -133,16 +133,6 @@ static int teardown_bare(void **state)
 	return 0;
 }
 
-static void clear_capture(void)
-{
-	assert_int_equal(pk_flush(10000), 0);
-	pthread_mutex_lock(&cap->lock);
-	cap->len = 0;
-	if (cap->buf)
-		cap->buf[0] = '\0';
-	pthread_mutex_unlock(&cap->lock);
-}
-
 /* What the capture console printed (all of it flushed first; caller frees). */
 static char *printed(void)
 {
@@ -841,7 +831,7 @@ static void test_format_human(void **state)
 	free(out);
 
 	/* With the thread id: "[T1234] " comes before the module. */
-	clear_capture();
+	tu_capture_clear(cap);
 	assert_int_equal(pk_console_set_format(con, PK_FMT_HUMAN | PK_FMT_F_TID), 0);
 	assert_true(pk_info("with tid\n") > 0);
 	assert_true(pk_printk(PK_INFO, "tid none\n") > 0);
@@ -875,7 +865,7 @@ static void test_format_syslog_kmsg_json(void **state)
 	assert_string_equal(after_stamp(nl + 1, "<11>"), "syslog none\n");
 	free(out);
 
-	clear_capture();
+	tu_capture_clear(cap);
 	assert_int_equal(pk_console_set_format(con, PK_FMT_KMSG), 0);
 	assert_true(pk_info("kmsg %d\n", 1) > 0);
 	assert_true(pk_printk(PK_INFO, "kmsg none\n") > 0);
@@ -890,7 +880,7 @@ static void test_format_syslog_kmsg_json(void **state)
 	free(u);
 	free(out);
 
-	clear_capture();
+	tu_capture_clear(cap);
 	assert_int_equal(pk_console_set_format(con, PK_FMT_JSON), 0);
 	assert_true(pk_info("json %d\n", 1) > 0);
 	assert_true(pk_printk(PK_INFO, "json none\n") > 0);
@@ -949,7 +939,7 @@ static void filter_case(const char *filter, int ret, const char *want, unsigned 
 	uint64_t before;
 	char *out, *u;
 
-	clear_capture();
+	tu_capture_clear(cap);
 	before = skipped_of(con);
 	assert_int_equal(pk_console_set_modules(con, filter), ret);
 	emit_each("f");
@@ -1247,47 +1237,11 @@ static void test_store_after_sigkill(void **state)
 	free(path);
 }
 
-/* Run @argv with stdout and stderr captured; its exit status. */
-static int run_prog(const char *const argv[], char *const envp[], char **out, char **err)
-{
-	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err"), what[200];
-	int status, fd, i, n = 0;
-	pid_t pid;
-
-	for (i = 0; argv[i] && n < (int)sizeof(what) - 1; i++)
-		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s", i ? " " : "", argv[i]);
-	pid = tu_fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fd = open(opath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-		dup2(fd, 1);
-		fd = open(epath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-		dup2(fd, 2);
-		if (envp)
-			execve(argv[0], (char *const *)argv, envp);
-		else
-			execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	tu_waitpid(pid, &status, CHILD_MS, what);
-	if (!WIFEXITED(status))
-		fail_msg("%s: ended by signal %d", what, WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-	*out = tu_read_file(opath, NULL);
-	*err = tu_read_file(epath, NULL);
-	assert_non_null(*out);
-	assert_non_null(*err);
-	unlink(opath);
-	unlink(epath);
-	free(opath);
-	free(epath);
-	return WEXITSTATUS(status);
-}
-
 #define PKMSG(rc, out, ...)                                                             \
 	({                                                                              \
 		const char *const argv_[] = { PKMSG_PATH, __VA_ARGS__, NULL };          \
 		char *e_;                                                               \
-		int r_ = run_prog(argv_, NULL, &(out), &e_);                            \
+		int r_ = tu_run(argv_, NULL, &(out), &e_);                            \
 		if (r_ != (rc))                                                         \
 			fail_msg("pkmsg exited %d, expected %d: %s", r_, (rc), e_);     \
 		e_;                                                                     \
@@ -1750,7 +1704,7 @@ static int run_self(const char *child, const char *modules, const char *arg, cha
 			if (!strncmp(*e, pass[i], strlen(pass[i])) && k < COUNT(envp) - 1)
 				envp[k++] = *e;
 	envp[k] = NULL;
-	return run_prog(argv, envp, out, err);
+	return tu_run(argv, envp, out, err);
 }
 
 #define BAD_ENTRIES	{ "bad-name=3", "x=9", "=2", "nolevel", \

@@ -33,44 +33,12 @@
 static char *g_store;		/* the main store, made once */
 static uint32_t g_tid_b;	/* the tid of its second thread */
 
-/* Run @argv (argv[0] is the program) with stdout and stderr captured. */
-static int run(const char *const argv[], char **out, char **err)
-{
-	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err"), what[200];
-	int status, fd, i, n = 0;
-	pid_t pid;
-
-	for (i = 0; argv[i] && n < (int)sizeof(what) - 1; i++)
-		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s", i ? " " : "", argv[i]);
-	pid = tu_fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fd = open(opath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-		dup2(fd, 1);
-		fd = open(epath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-		dup2(fd, 2);
-		execv(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	tu_waitpid(pid, &status, CHILD_MS, what);
-	assert_true(WIFEXITED(status));
-	*out = tu_read_file(opath, NULL);
-	*err = tu_read_file(epath, NULL);
-	assert_non_null(*out);
-	assert_non_null(*err);
-	unlink(opath);
-	unlink(epath);
-	free(opath);
-	free(epath);
-	return WEXITSTATUS(status);
-}
-
 /* pkmsg ARGS... -F store: exit 0 and its stdout (caller frees). */
 #define PKMSG_OK(...)                                                                  \
 	({                                                                             \
 		const char *const argv_[] = { PKMSG_PATH, __VA_ARGS__, NULL };         \
 		char *o_, *e_;                                                         \
-		int rc_ = run(argv_, &o_, &e_);                                        \
+		int rc_ = tu_run(argv_, NULL, &o_, &e_);                                        \
 		if (rc_ != 0)                                                          \
 			fail_msg("pkmsg exited %d: %s", rc_, e_);                      \
 		free(e_);                                                              \
@@ -277,7 +245,7 @@ static void test_level_filter(void **state)
 		const char *const argv[] = { PKMSG_PATH, "-l", bad[i], "-F", g_store, NULL };
 		char *o, *e;
 
-		assert_int_equal(run(argv, &o, &e), 2);
+		assert_int_equal(tu_run(argv, NULL, &o, &e), 2);
 		assert_string_equal(o, "");
 		assert_true(has(e, "bad level list"));
 		free(o);
@@ -357,7 +325,7 @@ static void expect_exit(int code, const char *in_err, const char *const argv[])
 {
 	char *o, *e;
 
-	assert_int_equal(run(argv, &o, &e), code);
+	assert_int_equal(tu_run(argv, NULL, &o, &e), code);
 	if (!e || !has(e, in_err)) {
 		print_message("pkmsg's stderr: %s\n", e ? e : "(none)");
 		fail_msg("pkmsg's stderr lacks '%s'", in_err);
@@ -715,7 +683,7 @@ static void test_dmesg_reads_syslog(void **state)
 		const char *const argv[] = { DMESG_PATH, "-F", sl, "--color=never", NULL };
 		char *e;
 
-		assert_int_equal(run(argv, &dm, &e), 0);
+		assert_int_equal(tu_run(argv, NULL, &dm, &e), 0);
 		free(e);
 	}
 	human = PKMSG_OK("-F", g_store);
@@ -729,7 +697,7 @@ static void test_dmesg_reads_syslog(void **state)
 					     NULL };
 		char *e;
 
-		assert_int_equal(run(argv, &dm, &e), 0);
+		assert_int_equal(tu_run(argv, NULL, &dm, &e), 0);
 		free(e);
 	}
 	for (i = 0; i < NMSG; i++) {

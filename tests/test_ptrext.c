@@ -69,12 +69,7 @@ static int teardown(void **state)
 static int case_setup(void **state)
 {
 	(void)state;
-	assert_int_equal(pk_flush(10000), 0);
-	pthread_mutex_lock(&cap->lock);
-	cap->len = 0;
-	if (cap->buf)
-		cap->buf[0] = '\0';
-	pthread_mutex_unlock(&cap->lock);
+	tu_capture_clear(cap);
 	return 0;
 }
 

@@ -338,6 +338,51 @@ char *tu_capture_text(struct tu_capture *c)
 	return s;
 }
 
+void tu_capture_clear(struct tu_capture *c)
+{
+	assert_int_equal(pk_flush(10000), 0);
+	pthread_mutex_lock(&c->lock);
+	c->len = 0;
+	if (c->buf)
+		c->buf[0] = '\0';
+	pthread_mutex_unlock(&c->lock);
+}
+
+int tu_run(const char *const argv[], char *const envp[], char **out, char **err)
+{
+	char *opath = tu_tmp_path("out"), *epath = tu_tmp_path("err"), what[200];
+	int status, fd, i, n = 0;
+	pid_t pid;
+
+	for (i = 0; argv[i] && n < (int)sizeof(what) - 1; i++)
+		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s", i ? " " : "", argv[i]);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(opath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		dup2(fd, 1);
+		fd = open(epath, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		dup2(fd, 2);
+		if (envp)
+			execve(argv[0], (char *const *)argv, envp);
+		else
+			execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	tu_waitpid(pid, &status, 60000, what);
+	if (!WIFEXITED(status))
+		fail_msg("%s: ended by signal %d", what, WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+	*out = tu_read_file(opath, NULL);
+	*err = tu_read_file(epath, NULL);
+	assert_non_null(*out);
+	assert_non_null(*err);
+	unlink(opath);
+	unlink(epath);
+	free(opath);
+	free(epath);
+	return WEXITSTATUS(status);
+}
+
 void tu_capture_free(struct tu_capture *c)
 {
 	free(c->buf);

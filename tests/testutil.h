@@ -73,6 +73,15 @@ struct tu_capture *tu_capture_new(unsigned delay_us);
 /* Copy of the text so far (caller frees). */
 char *tu_capture_text(struct tu_capture *cap);
 void tu_capture_free(struct tu_capture *cap);
+/* Flush (10 s at most, which must suffice), then empty @cap. */
+void tu_capture_clear(struct tu_capture *cap);
+/*
+ * Run program @argv (argv[0] its path) in a child, with environment @envp
+ * (NULL: this one), stdout and stderr captured into *@out and *@err
+ * (caller frees); it must exit within 60 s, not by a signal.
+ * Return: its exit status.
+ */
+int tu_run(const char *const argv[], char *const envp[], char **out, char **err);
 /*
  * Lines "<tag> <i>\n" for i in [0, n) each appear exactly once in @text,
  * in that order.
