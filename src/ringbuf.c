@@ -7,8 +7,11 @@
  * A region holds a header, a descriptor ring of N = 2^k 64-bit words and a
  * data ring of D = 2^m bytes, kept as 64-bit words.  A record is a block in
  * the data ring (a 40-byte header followed by its text, padded to 8 bytes)
- * plus the descriptor at index seq % N, which says where the block is and
- * what state the record is in.  The block header's five words:
+ * plus the descriptor of seq, which says where the block is and what state
+ * the record is in.  "desc[seq]" below is the descriptor at index
+ * pk__ring_spread(seq) (ringbuf.h), a bijection of seq mod N that puts
+ * consecutive seqs in different pages; nothing but speed depends on which
+ * bijection it is.  The block header's five words:
  *
  *   0  seq (all 64 bits)
  *   1  ts_ns
@@ -55,11 +58,14 @@
  *   A  seq  = fetch_add(seq_head, 1)        gapless, wait-free
  *   S  *seqp = seq, for a signal handler on this thread to see; note
  *      seq and level in the process's own table, if it keeps one
- *   B  lpos = fetch_add(lpos_head, size)    wait-free
- *   C  CAS desc[seq % N]: older seq -> (seq, lpos, RESERVED)
+ *   B  lpos = fetch_add(lpos_head, size)    wait-free, or carved from
+ *      the thread's data chunk (DATA CHUNKS below)
+ *   C  CAS desc[seq]: older seq -> (seq, lpos, RESERVED)
+ *   F  finalize desc[seq-1] if it is OPEN (it can no longer be extended);
+ *      looked at only while open_count is not 0
  *   D  release fence; relaxed stores of the block words
+ *   H  if OPEN: open_count++
  *   E  CAS desc: (seq, lpos, RESERVED) -> (seq, lpos, FINAL or OPEN)
- *   F  finalize desc[seq-1] if it is OPEN (it can no longer be extended)
  *
  * Seq and space are reserved separately, so block order in the data ring
  * need not follow seq order; nothing depends on it.  A writer never waits:
@@ -77,7 +83,7 @@
  *
  * READING (pk__ring_read)
  *
- *   R1 d = load_acquire(desc[r % N]); must be (r, lpos, FINAL)
+ *   R1 d = load_acquire(desc[r]); must be (r, lpos, FINAL)
  *   R2 check lpos_head - lpos <= D (not yet overwritten)
  *   R3 relaxed loads of the block words into a private copy
  *   R4 acquire fence; reload desc and lpos_head
@@ -165,7 +171,10 @@
  *            descriptor CAS write:C, so a handler that finds the record
  *            claimed also finds its seq.  No other thread reads it.
  *   write:B  relaxed RMW: only needs to hand out disjoint space.  Its
- *            ordering before the block stores is provided by write:D.
+ *            ordering before the block stores is provided by write:D.  With
+ *            a data chunk the RMW that took the chunk happened earlier on
+ *            the same thread, so write:D orders it before this block's
+ *            stores all the same.
  *   write:C  release CAS.  The block stores that follow are ordered after
  *            it by write:D; readers do not act on RESERVED descriptors.
  *            Release only for own:B: a reader that finds the record
@@ -188,15 +197,29 @@
  *   write:E  release CAS (seq_cst, for finalization).  Pairs with the
  *            acquire load read:A: a reader that sees FINAL sees the whole
  *            block.  Without it a reader could copy stale words.
- *   write:F  seq_cst load + CAS of the predecessor's descriptor.
+ *   write:F  seq_cst load of open_count; if not 0, seq_cst load + CAS of
+ *            the predecessor's descriptor.
+ *   write:H  seq_cst RMW raising open_count, before the commit write:E
+ *            of an OPEN record.
  *   write:G  seq_cst load of seq_head after committing OPEN.
  *            Finalization is a store-buffering (Dekker) pattern: writer
- *            s-1 does E (commit OPEN) then G (load seq_head); writer s does
- *            A (seq_head++) then F (load desc[s-1]).  With all four
- *            seq_cst, at least one of them sees the other: either s sees
- *            OPEN and finalizes it, or s-1 sees seq_head > s and finalizes
- *            itself.  Without it an OPEN record could stay invisible for
- *            ever although newer records exist.
+ *            s-1 does H (open_count++), E (commit OPEN), then G (load
+ *            seq_head); writer s does A (seq_head++), then F (load
+ *            open_count, and if not 0 load desc[s-1]).  All seq_cst, so
+ *            they lie in one total order S, which each thread's program
+ *            order respects.  If s's load of open_count reads 0, it
+ *            precedes H in S (open_count only falls to 0 once every
+ *            record counted has left OPEN, and H's raise is not undone
+ *            before s-1's record leaves OPEN), so A < F < H < E < G in S
+ *            and G reads seq_head > s: s-1 finalizes itself.  If it reads
+ *            more than 0, s loads desc[s-1]: reading OPEN, it finalizes
+ *            it; reading anything older, that load precedes E in S, so
+ *            again A < E < G and s-1 finalizes itself.  Without this an
+ *            OPEN record could stay invisible for ever although newer
+ *            records exist.  (Raising the count after the commit instead
+ *            breaks it: another record's early decrement can make s read
+ *            0 after s-1's raise.)  test_ring's finalize_contended case
+ *            checks that none is left OPEN.
  *   read:A   acquire load of the descriptor (pairs with write:E).  A
  *            filtered skip relies on it as a full read does: the header
  *            words it loads are those the committer stored.
@@ -308,18 +331,18 @@ static inline int64_t own_diff(uint64_t a, uint64_t b)
 }
 
 /*
- * The own table's word for @seq: one per seq modulo W, spread so that
- * consecutive seqs (taken by different threads) fall in different cache
- * lines: seq % 8 picks one of eight stripes of W / 8 words, seq / 8 the
- * word in it.  Seqs congruent modulo W share a word, as with seq % W.
- * (Writing seq % W directly cost two threads a third of their
- * throughput: 2.9M against 2.0M stores/s.)
+ * The own table's word for @seq: one per seq modulo W, laid out as the
+ * descriptors are (pk__ring_spread), so that consecutive seqs, taken by
+ * different threads, fall in different pages.  Seqs congruent modulo W
+ * share a word, as with seq % W.  (seq % W cost two threads a third of
+ * their throughput; eight stripes of consecutive seqs still let the two
+ * cores pull lines back and forth: a store with the table took 287 ns a
+ * thread at two threads, 185 ns without it; with pages, 255-272 against
+ * 184-203.)
  */
 static inline _Atomic uint64_t *own_at(const struct pk_ring *ring, uint64_t seq)
 {
-	unsigned stripe = (unsigned)__builtin_ctzll(ring->own_mask + 1) - 3;
-
-	return &ring->own[((seq & 7u) << stripe) | ((seq >> 3) & (ring->own_mask >> 3))];
+	return &ring->own[pk__ring_spread(seq, ring->own_mask, pk__ring_spread_shift(ring->own_mask))];
 }
 
 /*
@@ -363,16 +386,56 @@ unsigned pk__ring_data_log2_for(size_t bytes)
 	return 0;
 }
 
+/*
+ * DATA CHUNKS.  A thread takes data space PK_RING_CHUNK bytes at a time
+ * (write:B) and carves its blocks from that chunk, so that lpos_head
+ * changes once per chunk, not once per record, and two threads' blocks
+ * never share a cache line.  Space is handed out in disjoint pieces all the
+ * same, and a block still lies below lpos_head from the moment it is
+ * carved, so "intact while lpos_head - lpos <= D" holds as before; a
+ * chunk's unused rest is never pointed to by any descriptor.
+ *
+ * The chunk is per thread (TLS) and tagged with the view and the storing
+ * pid: another region, or a fork child (whose records carry its own pid),
+ * takes a fresh one.  A chunk that other writers have left far behind
+ * (the thread was idle while lpos_head moved half the ring on) is dropped
+ * too, so that its blocks are not overwritten before they are read.
+ * Signals: `busy` is set around the carve; a handler that interrupts it on
+ * the same thread takes its space straight from lpos_head instead.  Rings
+ * under 256 KiB do not use chunks (a chunk would be too large a share of
+ * them).
+ */
+#define PK_RING_CHUNK		4096u
+#define PK_RING_CHUNK_MIN_LOG2	18u
+
+#ifndef PK_RING_CARVE_HOOK
+#define PK_RING_CARVE_HOOK()	/* test_ring raises a signal here */
+#endif
+
+struct chunk {
+	uint64_t view;		/* pk_ring.id of the region it lies in; 0: none */
+	uint32_t pid;		/* the process that took it */
+	unsigned busy;		/* a carve is in progress on this thread */
+	uint64_t next, end;	/* the rest of it: [next, end) */
+};
+
+static __thread __attribute__((tls_model("initial-exec"))) struct chunk chunk;
+
+static _Atomic uint64_t view_ids;
+
 static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr *g)
 {
 	ring->h = mem;
 	ring->desc = (_Atomic uint64_t *)((char *)mem + g->desc_off);
 	ring->data = (_Atomic uint64_t *)((char *)mem + g->data_off);
 	ring->desc_mask = (1ull << g->desc_log2) - 1;
+	ring->desc_shift = pk__ring_spread_shift(ring->desc_mask);
 	ring->data_size = 1ull << g->data_log2;
 	ring->word_mask = ring->data_size / 8 - 1;
 	ring->own = NULL;
 	ring->own_mask = 0;
+	ring->id = atomic_fetch_add_explicit(&view_ids, 1, memory_order_relaxed) + 1;
+	ring->chunks = g->data_log2 >= PK_RING_CHUNK_MIN_LOG2;
 }
 
 /*
@@ -381,12 +444,11 @@ static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr 
  */
 static void desc_reset(struct pk_ring *ring, uint64_t from)
 {
-	uint64_t n = ring->desc_mask + 1, i, use;
+	uint64_t n = ring->desc_mask + 1, use;
 
-	for (i = 0; i < n; i++) {
-		use = from + ((i - from) & ring->desc_mask);
+	for (use = from; use - from < n; use++) {
 		/* Relaxed: no writer runs; readers never look below first_seq. */
-		atomic_store_explicit(&ring->desc[i], desc_make(use - n, 0, DS_FREE),
+		atomic_store_explicit(pk__ring_desc(ring, use), desc_make(use - n, 0, DS_FREE),
 				      memory_order_relaxed);
 	}
 }
@@ -498,10 +560,24 @@ void pk__ring_wake(struct pk_ring *ring)
 	wake_readers(ring);
 }
 
+/*
+ * open_count: at least the number of records committed OPEN and not yet
+ * FINAL (or lost), so that a writer whose predecessor cannot be OPEN need
+ * not look at its descriptor (write:F).  Raised before the commit that
+ * makes a record OPEN (write:H), lowered once the record has left OPEN for
+ * good.  It may stay too high (a writer killed in between, an OPEN record
+ * overwritten by a lap), which costs only the look; pk__ring_recover()
+ * and pk__ring_restart() set it right.
+ */
+static void open_done(struct pk_ring *ring)
+{
+	atomic_fetch_sub_explicit(&ring->h->open_count, 1, memory_order_relaxed);
+}
+
 /* Finalize record @seq if it is OPEN.  LMM(write:F) */
 static void finalize(struct pk_ring *ring, uint64_t seq)
 {
-	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
 	uint64_t d = atomic_load_explicit(dp, memory_order_seq_cst);
 
 	if (desc_seq(d) != (uint32_t)seq || desc_state(d) != DS_OPEN)
@@ -511,8 +587,10 @@ static void finalize(struct pk_ring *ring, uint64_t seq)
 	 * seq_head and finalizes it itself) or someone finalized it already.
 	 */
 	if (atomic_compare_exchange_strong_explicit(dp, &d, (d & ~7ull) | DS_FINAL,
-						    memory_order_seq_cst, memory_order_relaxed))
+						    memory_order_seq_cst, memory_order_relaxed)) {
+		open_done(ring);
 		wake_readers(ring);
+	}
 }
 
 /* Store the block words; the caller owns [lpos, lpos + size). */
@@ -547,7 +625,7 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 /* Commit @claimed as OPEN or FINAL.  0, or -ENOBUFS if overrun meanwhile. */
 static int commit(struct pk_ring *ring, uint64_t seq, uint64_t claimed, bool open)
 {
-	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
 	uint64_t want = (claimed & ~7ull) | (open ? DS_OPEN : DS_FINAL);
 
 	/* LMM(write:E) */
@@ -559,6 +637,32 @@ static int commit(struct pk_ring *ring, uint64_t seq, uint64_t claimed, bool ope
 		finalize(ring, seq);
 	wake_readers(ring);
 	return 0;
+}
+
+static uint64_t take_space(struct pk_ring *ring, uint64_t size, uint32_t pid)
+{
+	volatile struct chunk *c = &chunk;
+	_Atomic uint64_t *head = &ring->h->lpos_head;
+	uint64_t lpos;
+
+	/* LMM(write:B): relaxed, as without chunks. */
+	if (!ring->chunks || c->busy || size > PK_RING_CHUNK / 4)
+		return atomic_fetch_add_explicit(head, size, memory_order_relaxed);
+	c->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	PK_RING_CARVE_HOOK();
+	if (c->view != ring->id || c->pid != pid || c->end - c->next < size ||
+	    atomic_load_explicit(head, memory_order_relaxed) - c->next > ring->data_size / 2) {
+		c->next = atomic_fetch_add_explicit(head, PK_RING_CHUNK, memory_order_relaxed);
+		c->end = c->next + PK_RING_CHUNK;
+		c->view = ring->id;
+		c->pid = pid;
+	}
+	lpos = c->next;
+	c->next = lpos + size;
+	atomic_signal_fence(memory_order_seq_cst);
+	c->busy = 0;
+	return lpos;
 }
 
 int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
@@ -583,9 +687,9 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	if (ring->own)
 		own_note(ring, seq, meta->level);
 	/* LMM(write:B) */
-	lpos = atomic_fetch_add_explicit(&h->lpos_head, size, memory_order_relaxed);
+	lpos = take_space(ring, size, meta->pid);
 
-	dp = &ring->desc[seq & ring->desc_mask];
+	dp = pk__ring_desc(ring, seq);
 	claimed = desc_make(seq, lpos, DS_RESERVED);
 	old = atomic_load_explicit(dp, memory_order_relaxed);
 	do {
@@ -600,7 +704,11 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	if (desc_state(old) == DS_RESERVED && desc_seq(old) != (uint32_t)seq)
 		atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
 
-	if (seq != h->first_seq)
+	/*
+	 * LMM(write:F): the predecessor may be OPEN only if open_count says
+	 * some record is (see "finalization" in the overview).
+	 */
+	if (seq != h->first_seq && atomic_load_explicit(&h->open_count, memory_order_seq_cst))
 		finalize(ring, seq - 1);
 
 	/* LMM(write:D) */
@@ -614,7 +722,15 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	 */
 	if (atomic_load_explicit(&h->lpos_head, memory_order_relaxed) - lpos <= ring->data_size - size)
 		put_block(ring, lpos, seq, meta, text, len);
-	return commit(ring, seq, claimed, open);
+	if (!open)
+		return commit(ring, seq, claimed, false);
+	/* LMM(write:H) */
+	atomic_fetch_add_explicit(&h->open_count, 1, memory_order_seq_cst);
+	if (commit(ring, seq, claimed, true) < 0) {
+		open_done(ring);
+		return -ENOBUFS;
+	}
+	return 0;
 }
 
 static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out);
@@ -631,7 +747,7 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 		    uint32_t max)
 {
 	struct pk_ring_hdr *h = ring->h;
-	_Atomic uint64_t *dp = &ring->desc[seq & ring->desc_mask];
+	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
 	uint64_t d = atomic_load_explicit(dp, memory_order_acquire);
 	uint64_t claimed, moved, lpos;
 	struct pk_ring_rec old;
@@ -663,14 +779,20 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	/* LMM(write:E): publish the new block in place of the old one. */
 	moved = desc_make(seq, lpos, open ? DS_OPEN : DS_FINAL);
 	if (!atomic_compare_exchange_strong_explicit(dp, &claimed, moved, memory_order_seq_cst,
-						     memory_order_relaxed))
+						     memory_order_relaxed)) {
+		open_done(ring);
 		return -ENOBUFS;	/* overrun meanwhile: counted by whoever took it */
+	}
+	if (!open)
+		open_done(ring);
 	/* LMM(write:G) */
 	if (open && atomic_load_explicit(&h->seq_head, memory_order_seq_cst) != seq + 1)
 		finalize(ring, seq);
 	wake_readers(ring);
 	return 0;
 out:
+	/* The record leaves OPEN here, committed or overrun. */
+	open_done(ring);
 	if (commit(ring, seq, claimed, false) < 0)
 		return -ENOBUFS;
 	return ret;
@@ -719,7 +841,7 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 	if (head - lo > n)
 		lo = head - n;
 	for (r = lo; r < head; r++) {
-		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
+		d = atomic_load_explicit(pk__ring_desc(ring, r), memory_order_acquire);
 		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0)
 			continue;			/* taken by a newer record */
 		if (desc_seq(d) != (uint32_t)r || desc_state(d) == DS_FREE)
@@ -745,7 +867,7 @@ enum { BLK_LOST = -1, BLK_FILTERED = 0, BLK_READ = 1 };
 static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out,
 		      const struct pk_ring_filter *f)
 {
-	_Atomic uint64_t *dp = &ring->desc[r & ring->desc_mask];
+	_Atomic uint64_t *dp = pk__ring_desc(ring, r);
 	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h = 0, w, d2;
 	uint32_t len, i, nw;
 	bool skip;
@@ -901,7 +1023,7 @@ void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filt
 	if (!f->sole) {
 		n = to - from < ring->desc_mask + 1 ? to - from : ring->desc_mask + 1;
 		for (i = 0; i < n; i++)
-			(void)atomic_load_explicit(&ring->desc[(from + i) & ring->desc_mask],
+			(void)atomic_load_explicit(pk__ring_desc(ring, from + i),
 						   memory_order_relaxed);
 		pk__fence_acquire();
 	}
@@ -974,7 +1096,7 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			return -EAGAIN;
 		}
 		/* LMM(read:A) */
-		d = atomic_load_explicit(&ring->desc[r & ring->desc_mask], memory_order_acquire);
+		d = atomic_load_explicit(pk__ring_desc(ring, r), memory_order_acquire);
 		if ((int32_t)(desc_seq(d) - (uint32_t)r) > 0) {
 			lost_one(ring, f, r, lost);
 			r++;		/* overwritten by a newer record */
@@ -1038,7 +1160,7 @@ bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq)
 
 	if (seq >= head)
 		return false;
-	d = atomic_load_explicit(&ring->desc[seq & ring->desc_mask], memory_order_seq_cst);
+	d = atomic_load_explicit(pk__ring_desc(ring, seq), memory_order_seq_cst);
 	if (desc_seq(d) != (uint32_t)seq)
 		return (int32_t)(desc_seq(d) - (uint32_t)seq) > 0;
 	return desc_state(d) == DS_FINAL || desc_state(d) >= DS_LOST;
@@ -1179,6 +1301,7 @@ uint64_t pk__ring_restart(struct pk_ring *ring)
 	 */
 	h->first_seq = head;
 	desc_reset(ring, head);
+	atomic_store_explicit(&h->open_count, 0, memory_order_relaxed);
 	/* Records before first_seq are dead to readers: wipe their text. */
 	memset((void *)ring->data, 0, (size_t)ring->data_size);
 	return head;
@@ -1190,21 +1313,21 @@ uint64_t pk__ring_recover(struct pk_ring *ring)
 	struct pk_ring_hdr *h = ring->h;
 	uint64_t n = ring->desc_mask + 1, retired = 0;
 	uint64_t head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
-	uint64_t first = h->first_seq, i, next, r, d;
+	uint64_t first = h->first_seq, next, r, d;
 	unsigned st;
 
 	if (first > head)
 		first = head;	/* a corrupt header (persist.c refuses it) */
-	for (i = 0; i < n; i++) {
-		_Atomic uint64_t *dp = &ring->desc[i];
+	for (next = head; next - head < n; next++) {
+		_Atomic uint64_t *dp = pk__ring_desc(ring, next);
 
 		/*
-		 * The next seq to use descriptor i, and the last one handed
-		 * out for it (r), if that one belongs to this region.
-		 * Relaxed throughout: the caller guarantees no writer runs, and
-		 * readers in other processes validate every record they copy.
+		 * Each descriptor once: the next seq to use it, and the last
+		 * one handed out for it (r), if that one belongs to this
+		 * region.  Relaxed throughout: the caller guarantees no writer
+		 * runs, and readers in other processes validate every record
+		 * they copy.
 		 */
-		next = head + ((i - head) & ring->desc_mask);
 		r = next - n;
 		d = atomic_load_explicit(dp, memory_order_relaxed);
 		if (next - first < n) {
@@ -1235,5 +1358,7 @@ uint64_t pk__ring_recover(struct pk_ring *ring)
 	}
 	if (retired)
 		atomic_fetch_add_explicit(&h->lost, retired, memory_order_relaxed);
+	/* Nothing is OPEN any more. */
+	atomic_store_explicit(&h->open_count, 0, memory_order_relaxed);
 	return retired;
 }

@@ -844,7 +844,7 @@ static enum why_missing why_missing(const char *path, uint64_t seq, const char *
 	enum why_missing ret;
 	uint32_t dist;
 
-	d = atomic_load(&ring.desc[seq & ring.desc_mask]);
+	d = atomic_load(pk__ring_desc(&ring, seq));
 	head = atomic_load(&ring.h->lpos_head);
 	dist = (uint32_t)head - ((uint32_t)d & ~7u);
 	pos = ((uint32_t)d & ~7u) / 8;

@@ -3,6 +3,9 @@
  * Unit tests of the record store alone (no front door, no consoles).
  * The module is compiled into this test so that its statics are in reach.
  */
+/* A signal inside the carve of a data chunk, at will (test_chunks_signals). */
+static void carve_hook(void);
+#define PK_RING_CARVE_HOOK()	carve_hook()
 #include "../src/ringbuf.c"
 
 #include <fcntl.h>
@@ -224,8 +227,8 @@ static void test_killed_extension_keeps_committed_text(void **state)
 	(void)state;
 	assert_int_equal(put(&f->ring, "committed part", 6, true, &seq), 0);
 	/* pk__ring_extend's reopen, then it dies before moving the descriptor. */
-	d = atomic_load(&f->ring.desc[seq & f->ring.desc_mask]);
-	atomic_store(&f->ring.desc[seq & f->ring.desc_mask], (d & ~7ull) | DS_RESERVED);
+	d = atomic_load(pk__ring_desc(&f->ring, seq));
+	atomic_store(pk__ring_desc(&f->ring, seq), (d & ~7ull) | DS_RESERVED);
 	atomic_fetch_add(&f->ring.h->lpos_head, 64);	/* it had taken new space, too */
 	pk__ring_reader_init(&rd, &f->ring, true);
 	assert_int_equal(pk__ring_read(&rd, &rec), 1);
@@ -244,7 +247,7 @@ static uint64_t reserve_and_abandon(struct pk_ring *ring, uint32_t len)
 	uint64_t seq = atomic_fetch_add(&ring->h->seq_head, 1);
 	uint64_t lpos = atomic_fetch_add(&ring->h->lpos_head, blk_size(len));
 
-	atomic_store(&ring->desc[seq & ring->desc_mask], desc_make(seq, lpos, DS_RESERVED));
+	atomic_store(pk__ring_desc(ring, seq), desc_make(seq, lpos, DS_RESERVED));
 	return seq;
 }
 
@@ -404,7 +407,7 @@ static void test_torn_record_rejected(void **state)
 	put(&f->ring, "first record", 6, false, NULL);
 	put(&f->ring, "victim record", 6, false, &seq);
 	put(&f->ring, "third record", 6, false, NULL);
-	d = atomic_load(&f->ring.desc[seq & f->ring.desc_mask]);
+	d = atomic_load(pk__ring_desc(&f->ring, seq));
 	lpos = lpos_expand(atomic_load(&f->ring.h->lpos_head), desc_off(d));
 	atomic_store(word_at(&f->ring, lpos, 5), 0x4141414141414141ull);
 	pk__ring_reader_init(&rd, &f->ring, false);
@@ -416,7 +419,7 @@ static void test_torn_record_rejected(void **state)
 
 	/* The checksum covers the header words too: here the pid. */
 	put(&f->ring, "fourth record", 6, false, &seq);
-	d = atomic_load(&f->ring.desc[seq & f->ring.desc_mask]);
+	d = atomic_load(pk__ring_desc(&f->ring, seq));
 	lpos = lpos_expand(atomic_load(&f->ring.h->lpos_head), desc_off(d));
 	atomic_fetch_xor(word_at(&f->ring, lpos, 4), 1);
 	put(&f->ring, "fifth record", 6, false, NULL);
@@ -694,11 +697,8 @@ static void test_hostile_descriptors(void **state)
 	(void)state;
 	put_checked(&f->ring, first, 10);
 	head = atomic_load(&f->ring.h->seq_head);
-	for (i = 0; i < n; i++) {
-		uint64_t next = head + ((i - head) & f->ring.desc_mask);
-
-		atomic_store(&f->ring.desc[i], desc_make(next + 1000 * n, 0, DS_FINAL));
-	}
+	for (i = 0; i < n; i++)	/* every descriptor, as the seq that next uses it finds it */
+		atomic_store(pk__ring_desc(&f->ring, head + i), desc_make(head + i + 1000 * n, 0, DS_FINAL));
 	pk__ring_reader_init(&rd, &f->ring, false);
 	rd.next = first;
 	assert_int_equal(pk__ring_read(&rd, &rec), 0);	/* all "overwritten": nothing */
@@ -1099,7 +1099,7 @@ static void test_filtered_read(void **state)
 /* Word @i of the block of record @seq. */
 static _Atomic uint64_t *blk_word(struct pk_ring *ring, uint64_t seq, unsigned i)
 {
-	uint64_t d = atomic_load(&ring->desc[seq & ring->desc_mask]);
+	uint64_t d = atomic_load(pk__ring_desc(ring, seq));
 
 	return word_at(ring, lpos_expand(atomic_load(&ring->h->lpos_head), desc_off(d)), i);
 }
@@ -1250,7 +1250,7 @@ static void test_skip_seq(void **state)
 	/* Written whole, interrupted before the commit: returned. */
 	seq = atomic_fetch_add(&f->ring.h->seq_head, 1);
 	lpos = atomic_fetch_add(&f->ring.h->lpos_head, blk_size(13));
-	atomic_store(&f->ring.desc[seq & f->ring.desc_mask], desc_make(seq, lpos, DS_RESERVED));
+	atomic_store(pk__ring_desc(&f->ring, seq), desc_make(seq, lpos, DS_RESERVED));
 	put_block(&f->ring, lpos, seq, &m, "uncommitted!!", 13);
 	other = reserve_and_abandon(&f->ring, 10);	/* another thread's */
 	put(&f->ring, "last", 6, false, NULL);
@@ -1305,7 +1305,7 @@ static void test_seq_reported_on_failure(void **state)
 
 	(void)state;
 	/* A newer record owns the descriptor (a writer of seq + n got there first). */
-	atomic_store(&f->ring.desc[head & f->ring.desc_mask], desc_make(head + n, 0, DS_RESERVED));
+	atomic_store(pk__ring_desc(&f->ring, head), desc_make(head + n, 0, DS_RESERVED));
 	assert_int_equal(put(&f->ring, "too late", 6, false, &seq), -ENOBUFS);
 	assert_int_equal(seq, head);
 	assert_int_equal(atomic_load(&f->ring.h->reserve_failed), 1);
@@ -1331,7 +1331,7 @@ static void inflight_handler(int sig)
 	sig_calls++;
 	if (head == sig_ring->h->first_seq)
 		return;
-	d = atomic_load(&sig_ring->desc[s & sig_ring->desc_mask]);
+	d = atomic_load(pk__ring_desc(sig_ring, s));
 	in = *(volatile uint64_t *)&sig_inflight;
 	if (desc_seq(d) == (uint32_t)s && desc_state(d) == DS_RESERVED) {
 		sig_claimed++;
@@ -1401,6 +1401,368 @@ static void test_inflight_seq_seen_by_handler(void **state)
 	fx_free(f);
 }
 
+/*
+ * pk__ring_spread() is a bijection of seq mod the table's size (every
+ * entry once over any run of size seqs, from any start, across the 2^32
+ * and 2^64 edges), and from 2^12 entries on, the entries of seqs up to 64
+ * apart never share a 128-byte block (two lines the CPU fetches together)
+ * unless they are a whole number of pages (table / 512) apart.
+ */
+static void test_spread(void **state)
+{
+	static const uint64_t starts[] = { 0, 1, 4095, (1ull << 32) - 7, UINT64_MAX - 20 };
+	unsigned l2, k, hits;
+	uint64_t s, d;
+
+	(void)state;
+	for (l2 = 7; l2 <= 20; l2++) {
+		uint64_t n = 1ull << l2, mask = n - 1;
+		unsigned shift = pk__ring_spread_shift(mask);
+		uint8_t *seen = calloc(n, 1);
+
+		assert_true(shift == (l2 >= 12 ? l2 - 9 : 0));
+		for (k = 0; k < PK__ARRAY_SIZE(starts); k++) {
+			memset(seen, 0, n);
+			hits = 0;
+			for (s = starts[k]; s - starts[k] < n; s++) {
+				uint64_t i = pk__ring_spread(s, mask, shift);
+
+				assert_true(i < n);
+				assert_int_equal(seen[i], 0);
+				seen[i] = 1;
+				hits++;
+				/* The same entry one lap on. */
+				assert_int_equal(pk__ring_spread(s + n, mask, shift), i);
+				if (l2 < 12)
+					continue;
+				/* Its page's next word: s + pages; nearer seqs elsewhere. */
+				for (d = 1; d < (mask >> 9) + 1 && d <= 64; d++)
+					assert_true(pk__ring_spread(s + d, mask, shift) / 16 != i / 16);
+				assert_int_equal(pk__ring_spread(s + (mask >> 9) + 1, mask, shift) / 512,
+						 i / 512);
+			}
+			assert_int_equal(hits, n);
+		}
+		free(seen);
+	}
+}
+
+/*
+ * open_count: a record committed OPEN is counted until it leaves OPEN for
+ * good, through each way out (finalized by its successor, by
+ * pk__ring_finalize_last, extended to FINAL, an extension refused as too
+ * long, the successor's look when the count was right).  A write with no
+ * OPEN record about does not look at its predecessor's descriptor at all.
+ */
+static void test_open_count(void **state)
+{
+	struct fixture *f = fx_new(12);
+	_Atomic uint64_t *oc = &f->ring.h->open_count;
+	uint64_t s1, s2, s3;
+
+	(void)state;
+	assert_int_equal(atomic_load(oc), 0);
+	assert_int_equal(put(&f->ring, "a", 6, true, &s1), 0);
+	assert_int_equal(atomic_load(oc), 1);
+	assert_int_equal(put(&f->ring, "b\n", 6, false, &s2), 0);	/* finalizes s1 */
+	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s1))), DS_FINAL);
+	assert_int_equal(atomic_load(oc), 0);
+
+	assert_int_equal(put(&f->ring, "c", 6, true, &s3), 0);
+	assert_int_equal(pk__ring_extend(&f->ring, s3, "d", 1, true, PK_RING_TEXT_MAX), 0);
+	assert_int_equal(atomic_load(oc), 1);		/* still OPEN */
+	assert_int_equal(pk__ring_extend(&f->ring, s3, "e\n", 2, false, PK_RING_TEXT_MAX), 0);
+	assert_int_equal(atomic_load(oc), 0);		/* extended to FINAL */
+
+	assert_int_equal(put(&f->ring, "f", 6, true, &s3), 0);
+	assert_int_equal(pk__ring_extend(&f->ring, s3, "gg", 2, true, 2), -E2BIG);
+	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_FINAL);
+	assert_int_equal(atomic_load(oc), 0);		/* refused: committed FINAL */
+
+	assert_int_equal(put(&f->ring, "h", 6, true, &s3), 0);
+	pk__ring_finalize_last(&f->ring);
+	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_FINAL);
+	assert_int_equal(atomic_load(oc), 0);
+
+	/*
+	 * With the count at 0, a successor trusts it: an OPEN record that the
+	 * count missed (only a damaged header does that) stays OPEN, which
+	 * shows the look is skipped; recover() finalizes it and sets the
+	 * count right.
+	 */
+	assert_int_equal(put(&f->ring, "i", 6, true, &s3), 0);
+	atomic_store(oc, 0);
+	assert_int_equal(put(&f->ring, "j\n", 6, false, NULL), 0);
+	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_OPEN);
+	atomic_store(oc, 77);
+	pk__ring_recover(&f->ring);
+	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_FINAL);
+	assert_int_equal(atomic_load(oc), 0);
+	fx_free(f);
+}
+
+/*
+ * Finalization under contention: one thread stores lines in two pieces (an
+ * OPEN record, then an extension to FINAL, or left OPEN for the next
+ * record to finalize), others store whole lines.  Every record but the
+ * newest must end FINAL: one left OPEN means a writer neither saw it
+ * (open_count, write:F) nor was seen by its owner (write:G).
+ */
+struct fin_arg {
+	struct pk_ring *ring;
+	bool opener;
+	unsigned n;
+};
+
+static void *fin_main(void *arg)
+{
+	struct fin_arg *a = arg;
+	unsigned i;
+	uint64_t seq;
+
+	for (i = 0; i < a->n; i++) {
+		if (!a->opener) {
+			(void)put(a->ring, "whole line\n", 6, false, NULL);
+			continue;
+		}
+		if (put(a->ring, "part", 6, true, &seq) == 0 && i % 3 == 0)
+			(void)pk__ring_extend(a->ring, seq, " end\n", 5, false, PK_RING_TEXT_MAX);
+	}
+	return NULL;
+}
+
+static void test_finalize_contended(void **state)
+{
+	unsigned round, rounds = tu_scaled(40), i, nthr = 3;
+
+	(void)state;
+	for (round = 0; round < rounds; round++) {
+		struct fixture *f = fx_new(20);
+		struct fin_arg args[3];
+		pthread_t t[3];
+		uint64_t head, s, open_left = 0;
+
+		for (i = 0; i < nthr; i++) {
+			args[i] = (struct fin_arg){ &f->ring, i == 0, 3000 };
+			assert_int_equal(pthread_create(&t[i], NULL, fin_main, &args[i]), 0);
+		}
+		for (i = 0; i < nthr; i++)
+			pthread_join(t[i], NULL);
+		head = atomic_load(&f->ring.h->seq_head);
+		for (s = 0; s + 1 < head; s++) {
+			uint64_t d = atomic_load(pk__ring_desc(&f->ring, s));
+
+			assert_int_equal(desc_seq(d), (uint32_t)s);
+			if (desc_state(d) == DS_OPEN)
+				open_left++;
+		}
+		assert_int_equal(open_left, 0);
+		pk__ring_finalize_last(&f->ring);
+		assert_int_equal(atomic_load(&f->ring.h->open_count), 0);
+		fx_free(f);
+	}
+	print_message("%u rounds of %u x 3000 records\n", rounds, nthr);
+}
+
+/*
+ * Data chunks (rings of 2^18 bytes and more): a signal handler storing on
+ * the writer's own thread, wherever it lands, gets space of its own.  The
+ * writer raises the signal inside its own carve every few records (the
+ * handler must find `busy` set and take space straight from lpos_head),
+ * while another thread's signals land anywhere; a reader following the
+ * writer finds every record, none torn and none skipped.
+ */
+static struct pk_ring *chunk_ring;
+static volatile sig_atomic_t chunk_sig_stores, chunk_sig_in_carve;
+/*
+ * Records the handler may still store: one per record of the writer and
+ * one per signal raised in a carve, so that the reader keeps up (ThreadSanitizer runs a pending handler at
+ * every atomic operation, which would otherwise lap the ring).
+ */
+static volatile sig_atomic_t chunk_sig_budget;
+static volatile sig_atomic_t carve_raise;	/* raise SIGUSR1 inside the next carve */
+static volatile sig_atomic_t carve_raised;	/* how often it did */
+
+static void carve_hook(void)
+{
+	if (carve_raise) {
+		carve_raise = 0;	/* once: the handler's own carve must not raise */
+		carve_raised++;
+		chunk_sig_budget = 1;	/* this one stores */
+		raise(SIGUSR1);
+	}
+}
+
+static void chunk_handler(int sig)
+{
+	(void)sig;
+	if (!chunk_ring)
+		return;
+	if (chunk_sig_budget <= 0)
+		return;
+	chunk_sig_budget--;
+	if (chunk.busy)
+		chunk_sig_in_carve++;
+	if (pk__ring_write(chunk_ring, &(struct pk_ring_meta){ .level = 6, .pid = 4321 },
+			   "handler record", 14, false, NULL) == 0)
+		chunk_sig_stores++;
+}
+
+static void test_chunks_signals(void **state)
+{
+	struct fixture *f = fx_new(18);
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	struct sigaction sa, old;
+	pthread_t self = pthread_self(), tid;
+	uint64_t t0 = tu_now_ns(), writes = 0, read = 0, expect = 0, limit, head0;
+	char text[200];
+	uint32_t len;
+
+	(void)state;
+	assert_true(f->ring.chunks);
+	memset(text, 'm', sizeof(text));
+	chunk_ring = &f->ring;
+	pk__ring_reader_init(&rd, &f->ring, false);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = chunk_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+
+	/* One signal inside a carve that takes a fresh chunk: direct space. */
+	head0 = atomic_load(&f->ring.h->lpos_head);
+	chunk_sig_budget = 1;
+	carve_raise = 1;
+	assert_int_equal(put_meta(&f->ring, "first", 6, 4321, NULL), 0);
+	carve_raise = 0;
+	assert_int_equal(chunk_sig_in_carve, 1);
+	assert_int_equal(chunk_sig_stores, 1);
+	assert_int_equal(atomic_load(&f->ring.h->lpos_head), head0 + blk_size(14) + PK_RING_CHUNK);
+
+	atomic_store(&sig_stop, 0);
+	assert_int_equal(pthread_create(&tid, NULL, signaller, &self), 0);
+	limit = tu_sanitized_thread() ? 1000000000ull : 3000000000ull;
+	while (writes < 20000 && tu_now_ns() - t0 < limit) {
+		len = 1 + (uint32_t)(writes * 7 % sizeof(text));
+		chunk_sig_budget = 1;
+		carve_raise = writes % 5 == 0;
+		assert_int_equal(pk__ring_write(&f->ring,
+						&(struct pk_ring_meta){ .level = 6, .pid = 4321 },
+						text, len, false, NULL), 0);
+		carve_raise = 0;
+		writes++;
+		/* Follow closely: nothing is overwritten before it is read. */
+		while (pk__ring_read(&rd, &rec) == 1) {
+			assert_int_equal(rec.seq, expect);	/* nothing skipped */
+			expect++;
+			read++;
+			if (strcmp(rec.text, "handler record") != 0 && strcmp(rec.text, "first") != 0) {
+				assert_true(rec.len >= 1 && rec.len <= sizeof(text));
+				assert_memory_equal(rec.text, text, rec.len);
+			}
+		}
+	}
+	atomic_store(&sig_stop, 1);
+	pthread_join(tid, NULL);
+	chunk_ring = NULL;
+	sigaction(SIGUSR1, &old, NULL);
+	while (pk__ring_read(&rd, &rec) == 1) {
+		assert_int_equal(rec.seq, expect);
+		expect++;
+		read++;
+	}
+	print_message("%llu writes, %ld from the handler, %ld of them inside a carve (%ld raised there), "
+		      "%llu read\n", (unsigned long long)writes + 1, (long)chunk_sig_stores,
+		      (long)chunk_sig_in_carve, (long)carve_raised, (unsigned long long)read);
+	assert_int_equal(read, writes + 1 + (uint64_t)chunk_sig_stores);
+	assert_int_equal(atomic_load(&f->ring.h->lost), 0);
+	/* ThreadSanitizer may run the raised handler after the carve. */
+	if (tu_sanitized_thread())
+		assert_true(chunk_sig_in_carve > 0);
+	else
+		assert_true(chunk_sig_in_carve >= carve_raised);
+	fx_free(f);
+}
+
+/*
+ * A chunk left behind: this thread takes a chunk, other threads then
+ * store more than a whole ring, and this thread's next record must not go
+ * into its old chunk (overwritten meanwhile; the record would be lost).
+ * And a fork child storing into a shared ring takes a chunk of its own,
+ * never the rest of its parent's: both sides' records stay intact.
+ */
+struct flood_arg {
+	struct pk_ring *ring;
+	uint64_t bytes;
+};
+
+static void *flood_main(void *arg)
+{
+	struct flood_arg *a = arg;
+	char text[100];
+	uint64_t done;
+
+	memset(text, 'f', sizeof(text));
+	for (done = 0; done < a->bytes; done += blk_size(sizeof(text)))
+		(void)pk__ring_write(a->ring, &(struct pk_ring_meta){ .level = 6, .pid = 4321 },
+				     text, sizeof(text), false, NULL);
+	return NULL;
+}
+
+static void test_chunks_stale_and_fork(void **state)
+{
+	size_t size = pk__ring_region_size(18);
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct pk_ring ring;
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	struct flood_arg fa;
+	pthread_t t;
+	uint64_t s1, s2, i, lost0;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_true(mem != MAP_FAILED);
+	pk__ring_format(mem, 18, 0);
+	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
+	assert_int_equal(put_meta(&ring, "before the flood", 6, 4321, &s1), 0);
+	fa = (struct flood_arg){ &ring, 2 * ring.data_size };
+	assert_int_equal(pthread_create(&t, NULL, flood_main, &fa), 0);
+	pthread_join(t, NULL);
+	lost0 = atomic_load(&ring.h->lost);
+	assert_int_equal(put_meta(&ring, "after the flood", 6, 4321, &s2), 0);
+	pk__ring_reader_init(&rd, &ring, false);
+	rd.next = s2;
+	assert_int_equal(pk__ring_read(&rd, &rec), 1);
+	assert_int_equal(rec.seq, s2);
+	assert_string_equal(rec.text, "after the flood");
+
+	/* Fork: the parent holds a chunk with room left; the child stores too. */
+	assert_int_equal(put_meta(&ring, "parent", 6, 4321, &s1), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (i = 0; i < 200; i++)
+			if (put_meta(&ring, "child record", 6, (uint32_t)getpid(), NULL) != 0)
+				_exit(1);
+		_exit(0);
+	}
+	for (i = 0; i < 200; i++)
+		assert_int_equal(put_meta(&ring, "parent record", 6, 4321, NULL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rd.next = s1 + 1;
+	for (i = 0; i < 400; i++) {
+		assert_int_equal(pk__ring_read(&rd, &rec), 1);
+		assert_int_equal(rec.seq, s1 + 1 + i);		/* none torn, none skipped */
+		assert_true(!strcmp(rec.text, "child record") || !strcmp(rec.text, "parent record"));
+	}
+	assert_int_equal(atomic_load(&ring.h->lost), lost0);
+	munmap(mem, size);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1428,6 +1790,11 @@ int main(void)
 		cmocka_unit_test(test_stall_limit_zero),
 		cmocka_unit_test(test_seq_reported_on_failure),
 		cmocka_unit_test(test_inflight_seq_seen_by_handler),
+		cmocka_unit_test(test_spread),
+		cmocka_unit_test(test_open_count),
+		cmocka_unit_test(test_finalize_contended),
+		cmocka_unit_test(test_chunks_signals),
+		cmocka_unit_test(test_chunks_stale_and_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -725,6 +725,7 @@ static void test_crafted_header_recovers(void **state)
 	atomic_store(&m.h->lpos_head, (uint64_t)0 - 256);
 	atomic_store(&m.h->waiters, 0xffffffffu);
 	atomic_store(&m.h->wait_until, UINT64_MAX);
+	atomic_store(&m.h->open_count, 0);	/* records below claim to be OPEN */
 	atomic_store(&m.h->lost, UINT64_MAX - 1);
 	for (i = 0; i < m.ndesc; i++) {
 		uint64_t seq = head + i % 7;	/* claims seq_head and later, FINAL */

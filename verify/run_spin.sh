@@ -1,7 +1,8 @@
 #!/bin/sh
 # run_spin.sh - exhaustive SPIN checks of verify/conlock.pml (see
-# docs/conlock-model.md) and verify/panicgate.pml (the store gate against
-# a panic; its header says what it models).  Each check: spin -a with its -D options, gcc
+# docs/conlock-model.md), verify/panicgate.pml (the store gate against
+# a panic) and verify/finalize.pml (how an OPEN record of the store is
+# finalized); each header says what it models.  Each check: spin -a with its -D options, gcc
 # pan.c, ./pan.  A "pass" check must finish with errors: 0; an "xfail"
 # check is a known finding (or a mutant) and must fail with the given
 # assertion text: if it passes, the model or the expectation changed.
@@ -53,6 +54,11 @@ gate_self|-DNW=2 -DR=2 -DSELF=1|pass|panicgate.pml
 gate_mutant_noquiesce|-DQUIESCE=0|assertion violated ( !(accepted[i])|panicgate.pml
 gate_mutant_check_first|-DBUG=1|assertion violated ( !(accepted[i])|panicgate.pml
 gate_mutant_flush_first|-DQFIRST=0|assertion violated ( !(accepted[i])|panicgate.pml
+fin_n3|-DNW=3 -DR=1|pass|finalize.pml
+fin_n2_r2|-DNW=2 -DR=2|pass|finalize.pml
+fin_mutant_raise_after_commit|-DNW=2 -DR=2 -DBUG=1|assertion violated (open_left==0)|finalize.pml
+fin_mutant_no_recheck|-DNW=2 -DBUG=2|assertion violated (open_left==0)|finalize.pml
+fin_mutant_count_one|-DNW=3 -DBUG=3|assertion violated (open_left==0)|finalize.pml
 '
 
 t_start=$(date +%s)
