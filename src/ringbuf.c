@@ -254,6 +254,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -387,26 +388,39 @@ unsigned pk__ring_data_log2_for(size_t bytes)
 }
 
 /*
- * DATA CHUNKS.  A thread takes data space PK_RING_CHUNK bytes at a time
- * (write:B) and carves its blocks from that chunk, so that lpos_head
- * changes once per chunk, not once per record, and two threads' blocks
- * never share a cache line.  Space is handed out in disjoint pieces all the
- * same, and a block still lies below lpos_head from the moment it is
- * carved, so "intact while lpos_head - lpos <= D" holds as before; a
+ * DATA CHUNKS.  A thread that stores often takes data space PK_RING_CHUNK
+ * bytes at a time (write:B) and carves its blocks from that chunk, so that
+ * lpos_head changes once per chunk, not once per record, and two threads'
+ * blocks never share a cache line.  Space is handed out in disjoint pieces
+ * all the same, and a block still lies below lpos_head from the moment it
+ * is carved, so "intact while lpos_head - lpos <= D" holds as before; a
  * chunk's unused rest is never pointed to by any descriptor.
  *
- * The chunk is per thread (TLS) and tagged with the view and the storing
- * pid: another region, or a fork child (whose records carry its own pid),
- * takes a fresh one.  A chunk that other writers have left far behind
- * (the thread was idle while lpos_head moved half the ring on) is dropped
- * too, so that its blocks are not overwritten before they are read.
- * Signals: `busy` is set around the carve; a handler that interrupts it on
- * the same thread takes its space straight from lpos_head instead.  Rings
- * under 256 KiB do not use chunks (a chunk would be too large a share of
- * them).
+ * Which threads: one that stored three records in a row with at most
+ * D / (16 * PK_RING_CHUNK) records of their size stored by others between
+ * each and the one before (4 in a 256 KiB ring, 16 in a 1 MiB one): a
+ * chunk it takes is used up before others store D / 8 past it.  Others
+ * take their space straight from lpos_head, so a pool of threads taking
+ * turns, or a thread per record, wastes nothing.  A chunk is given up
+ * (its rest wasted, under PK_RING_CHUNK bytes) once others have stored
+ * D / 8 since its carve point, so that no block goes into space that is
+ * about to be overwritten while older records live on; also when its
+ * thread exits.
+ *
+ * A chunk is per thread (TLS) and belongs to a view (pk_ring.id) and to a
+ * process: the process token, a word in a MADV_WIPEONFORK page that reads
+ * 0 in a fork child until its first carve sets it to the child's pid, so
+ * that a child never carves from the rest of its parent's chunk, whether
+ * or not fork handlers ran (_Fork(), a handler registered before ours).
+ * No token (the page or the advice refused): no chunks.  Signals: `busy`
+ * is set around the carve; a handler that interrupts it on the same thread
+ * takes its space straight from lpos_head.  A handler that leaves the
+ * carve by siglongjmp() leaves `busy` set: that thread then takes its
+ * space directly for good.  Rings under 256 KiB do not use chunks.
  */
 #define PK_RING_CHUNK		4096u
 #define PK_RING_CHUNK_MIN_LOG2	18u
+#define PK_RING_CHUNK_STREAK	3u
 
 #ifndef PK_RING_CARVE_HOOK
 #define PK_RING_CARVE_HOOK()	/* test_ring raises a signal here */
@@ -414,12 +428,50 @@ unsigned pk__ring_data_log2_for(size_t bytes)
 
 struct chunk {
 	uint64_t view;		/* pk_ring.id of the region it lies in; 0: none */
-	uint32_t pid;		/* the process that took it */
+	uint64_t token;		/* the process token when it was taken */
 	unsigned busy;		/* a carve is in progress on this thread */
-	uint64_t next, end;	/* the rest of it: [next, end) */
+	unsigned streak;	/* stores in a row that followed the one before closely */
+	uint64_t next, end;	/* the rest of the chunk: [next, end) */
+	uint64_t last;		/* lpos_head as this thread's previous store left it */
 };
 
 static __thread __attribute__((tls_model("initial-exec"))) struct chunk chunk;
+
+/* The process token's page (MADV_WIPEONFORK), or NULL: no chunks. */
+static _Atomic(uint64_t *) token_page;
+
+/*
+ * Map the token page once per process (any context: mmap and madvise are
+ * system calls; a loser of the race unmaps its page).
+ */
+static bool token_setup(void)
+{
+	uint64_t *p, *none = NULL;
+
+	if (atomic_load_explicit(&token_page, memory_order_acquire))
+		return true;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	if (madvise(p, 4096, MADV_WIPEONFORK) < 0) {
+		munmap(p, 4096);
+		return false;
+	}
+	if (!atomic_compare_exchange_strong_explicit(&token_page, &none, p, memory_order_acq_rel,
+						     memory_order_acquire))
+		munmap(p, 4096);
+	return true;
+}
+
+/* This process's token: its pid, set by its first carve. */
+static uint64_t process_token(void)
+{
+	volatile uint64_t *t = atomic_load_explicit(&token_page, memory_order_acquire);
+
+	if (!*t)
+		*t = (uint64_t)getpid();	/* two threads of a child write the same */
+	return *t;
+}
 
 static _Atomic uint64_t view_ids;
 
@@ -435,7 +487,7 @@ static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr 
 	ring->own = NULL;
 	ring->own_mask = 0;
 	ring->id = atomic_fetch_add_explicit(&view_ids, 1, memory_order_relaxed) + 1;
-	ring->chunks = g->data_log2 >= PK_RING_CHUNK_MIN_LOG2;
+	ring->chunks = g->data_log2 >= PK_RING_CHUNK_MIN_LOG2 && token_setup();
 }
 
 /*
@@ -571,7 +623,19 @@ void pk__ring_wake(struct pk_ring *ring)
  */
 static void open_done(struct pk_ring *ring)
 {
-	atomic_fetch_sub_explicit(&ring->h->open_count, 1, memory_order_relaxed);
+	_Atomic uint64_t *oc = &ring->h->open_count;
+	uint64_t v = atomic_load_explicit(oc, memory_order_relaxed);
+
+	/*
+	 * Never below 0: a record whose raise a recovery has wiped (a fork
+	 * child's pk__ring_recover() run while a signal handler interrupted
+	 * its writer between write:H and write:E) must not take another
+	 * record's count with it.  An RMW all the same, in open_count's
+	 * modification order.
+	 */
+	while (v && !atomic_compare_exchange_weak_explicit(oc, &v, v - 1, memory_order_relaxed,
+							   memory_order_relaxed))
+		;
 }
 
 /* Finalize record @seq if it is OPEN.  LMM(write:F) */
@@ -639,11 +703,12 @@ static int commit(struct pk_ring *ring, uint64_t seq, uint64_t claimed, bool ope
 	return 0;
 }
 
-static uint64_t take_space(struct pk_ring *ring, uint64_t size, uint32_t pid)
+static uint64_t take_space(struct pk_ring *ring, uint64_t size)
 {
 	volatile struct chunk *c = &chunk;
 	_Atomic uint64_t *head = &ring->h->lpos_head;
-	uint64_t lpos;
+	uint64_t lpos, h, token;
+	bool mine;
 
 	/* LMM(write:B): relaxed, as without chunks. */
 	if (!ring->chunks || c->busy || size > PK_RING_CHUNK / 4)
@@ -651,15 +716,34 @@ static uint64_t take_space(struct pk_ring *ring, uint64_t size, uint32_t pid)
 	c->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	PK_RING_CARVE_HOOK();
-	if (c->view != ring->id || c->pid != pid || c->end - c->next < size ||
-	    atomic_load_explicit(head, memory_order_relaxed) - c->next > ring->data_size / 2) {
-		c->next = atomic_fetch_add_explicit(head, PK_RING_CHUNK, memory_order_relaxed);
-		c->end = c->next + PK_RING_CHUNK;
+	token = process_token();
+	h = atomic_load_explicit(head, memory_order_relaxed);
+	mine = c->view == ring->id && c->token == token;
+	if (mine && c->end - c->next >= size && h - c->next <= ring->data_size / 8) {
+		lpos = c->next;
+		c->next = lpos + size;
+	} else {
+		/*
+		 * Hot: others stored at most D / (16 * CHUNK) records of this
+		 * size since this thread's last (4 in a 256 KiB ring, 16 in
+		 * 1 MiB), so a chunk is used up long before others stored
+		 * D / 8 past it.
+		 */
+		c->streak = mine && h - c->last <= ring->data_size / (16 * PK_RING_CHUNK) * size
+				    ? c->streak + 1 : 0;
+		if (c->streak >= PK_RING_CHUNK_STREAK) {
+			lpos = atomic_fetch_add_explicit(head, PK_RING_CHUNK, memory_order_relaxed);
+			c->end = lpos + PK_RING_CHUNK;
+			c->next = lpos + size;
+		} else {
+			lpos = atomic_fetch_add_explicit(head, size, memory_order_relaxed);
+			c->next = c->end = 0;	/* no chunk */
+		}
 		c->view = ring->id;
-		c->pid = pid;
+		c->token = token;
+		h = lpos + size;
 	}
-	lpos = c->next;
-	c->next = lpos + size;
+	c->last = h;
 	atomic_signal_fence(memory_order_seq_cst);
 	c->busy = 0;
 	return lpos;
@@ -687,7 +771,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	if (ring->own)
 		own_note(ring, seq, meta->level);
 	/* LMM(write:B) */
-	lpos = take_space(ring, size, meta->pid);
+	lpos = take_space(ring, size);
 
 	dp = pk__ring_desc(ring, seq);
 	claimed = desc_make(seq, lpos, DS_RESERVED);
