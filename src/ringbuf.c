@@ -332,18 +332,22 @@ static inline int64_t own_diff(uint64_t a, uint64_t b)
 }
 
 /*
- * The own table's word for @seq: one per seq modulo W, laid out as the
- * descriptors are (pk__ring_spread), so that consecutive seqs, taken by
- * different threads, fall in different pages.  Seqs congruent modulo W
- * share a word, as with seq % W.  (seq % W cost two threads a third of
- * their throughput; eight stripes of consecutive seqs still let the two
- * cores pull lines back and forth: a store with the table took 287 ns a
- * thread at two threads, 185 ns without it; with pages, 255-272 against
- * 184-203.)
+ * The own table's word for @seq: one per seq modulo W, spread so that
+ * consecutive seqs (taken by different threads) fall in different cache
+ * lines: seq % 8 picks one of eight stripes of W / 8 words, seq / 8 the
+ * word in it.  Seqs congruent modulo W share a word, as with seq % W.
+ * (Writing seq % W directly cost two threads a third of their
+ * throughput: 2.9M against 2.0M stores/s.)  Not the descriptors' page
+ * layout (pk__ring_spread): there every note is a cache miss, which
+ * measured no faster at two threads (111 ns a store either way) and
+ * widens the window between taking a seq and noting it (own:A), in which
+ * a record a reader gives up on goes uncounted in a shared store.
  */
 static inline _Atomic uint64_t *own_at(const struct pk_ring *ring, uint64_t seq)
 {
-	return &ring->own[pk__ring_spread(seq, ring->own_mask, pk__ring_spread_shift(ring->own_mask))];
+	unsigned stripe = (unsigned)__builtin_ctzll(ring->own_mask + 1) - 3;
+
+	return &ring->own[((seq & 7u) << stripe) | ((seq >> 3) & (ring->own_mask >> 3))];
 }
 
 /*
@@ -396,20 +400,22 @@ unsigned pk__ring_data_log2_for(size_t bytes)
  * is carved, so "intact while lpos_head - lpos <= D" holds as before; a
  * chunk's unused rest is never pointed to by any descriptor.
  *
- * Which threads: one that stored three records in a row with at most
- * D / (16 * PK_RING_CHUNK) records of their size stored by others between
- * each and the one before (4 in a 256 KiB ring, 16 in a 1 MiB one): a
- * chunk it takes is used up before others store D / 8 past it.  Others
+ * Which threads: one that stored three records in a row with some, but at
+ * most D / (16 * PK_RING_CHUNK), records of their size stored by others
+ * between each and the one before (4 in a 256 KiB ring, 16 in a 1 MiB
+ * one): a chunk it takes is used up before others store D / 8 past it,
+ * and bursts stored with nobody between never take one.  Others
  * take their space straight from lpos_head, so a pool of threads taking
  * turns, or a thread per record, wastes nothing.  A chunk is given up
- * (its rest wasted, under PK_RING_CHUNK bytes) once others have stored
- * D / 8 since its carve point, so that no block goes into space that is
+ * (its rest wasted, under PK_RING_CHUNK bytes) once lpos_head is D / 8
+ * past the chunk's next free byte, so that no block goes into space that is
  * about to be overwritten while older records live on; also when its
  * thread exits.
  *
  * A chunk is per thread (TLS) and belongs to a view (pk_ring.id) and to a
  * process: the process token, a word in a MADV_WIPEONFORK page that reads
- * 0 in a fork child until its first carve sets it to the child's pid, so
+ * 0 in a fork child until its first carve sets it to a token larger than
+ * any of its ancestors' (tokens_given), so
  * that a child never carves from the rest of its parent's chunk, whether
  * or not fork handlers ran (_Fork(), a handler registered before ours).
  * No token (the page or the advice refused): no chunks.  Signals: `busy`
@@ -438,7 +444,7 @@ struct chunk {
 static __thread __attribute__((tls_model("initial-exec"))) struct chunk chunk;
 
 /* The process token's page (MADV_WIPEONFORK), or NULL: no chunks. */
-static _Atomic(uint64_t *) token_page;
+static _Atomic(_Atomic uint64_t *) token_page;
 
 /*
  * Map the token page once per process (any context: mmap and madvise are
@@ -446,31 +452,46 @@ static _Atomic(uint64_t *) token_page;
  */
 static bool token_setup(void)
 {
-	uint64_t *p, *none = NULL;
+	_Atomic uint64_t *p, *none = NULL;
 
 	if (atomic_load_explicit(&token_page, memory_order_acquire))
 		return true;
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return false;
-	if (madvise(p, 4096, MADV_WIPEONFORK) < 0) {
-		munmap(p, 4096);
+	if (madvise((void *)p, 4096, MADV_WIPEONFORK) < 0) {
+		munmap((void *)p, 4096);
 		return false;
 	}
 	if (!atomic_compare_exchange_strong_explicit(&token_page, &none, p, memory_order_acq_rel,
 						     memory_order_acquire))
-		munmap(p, 4096);
+		munmap((void *)p, 4096);
 	return true;
 }
 
-/* This process's token: its pid, set by its first carve. */
+/*
+ * The tokens handed out in this process and its ancestors: fork copies it,
+ * so along any line of forks tokens only grow, and a child's differs from
+ * every token it may have inherited in a chunk.  (A pid would not do: a
+ * child in a new pid namespace can have its parent's pid.)
+ */
+static _Atomic uint64_t tokens_given;
+
+/* This process's token, set by its first carve. */
 static uint64_t process_token(void)
 {
-	volatile uint64_t *t = atomic_load_explicit(&token_page, memory_order_acquire);
+	_Atomic uint64_t *t = (_Atomic uint64_t *)atomic_load_explicit(&token_page,
+								       memory_order_acquire);
+	uint64_t v = atomic_load_explicit(t, memory_order_relaxed), mine;
 
-	if (!*t)
-		*t = (uint64_t)getpid();	/* two threads of a child write the same */
-	return *t;
+	if (v)
+		return v;
+	mine = atomic_fetch_add_explicit(&tokens_given, 1, memory_order_relaxed) + 1;
+	/* Two threads of a new child: the first token set stays. */
+	if (atomic_compare_exchange_strong_explicit(t, &v, mine, memory_order_relaxed,
+						    memory_order_relaxed))
+		return mine;
+	return v;
 }
 
 static _Atomic uint64_t view_ids;
@@ -487,6 +508,7 @@ static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr 
 	ring->own = NULL;
 	ring->own_mask = 0;
 	ring->id = atomic_fetch_add_explicit(&view_ids, 1, memory_order_relaxed) + 1;
+	ring->epoch = 0;
 	ring->chunks = g->data_log2 >= PK_RING_CHUNK_MIN_LOG2 && token_setup();
 }
 
@@ -627,15 +649,35 @@ static void open_done(struct pk_ring *ring)
 	uint64_t v = atomic_load_explicit(oc, memory_order_relaxed);
 
 	/*
-	 * Never below 0: a record whose raise a recovery has wiped (a fork
-	 * child's pk__ring_recover() run while a signal handler interrupted
-	 * its writer between write:H and write:E) must not take another
-	 * record's count with it.  An RMW all the same, in open_count's
-	 * modification order.
+	 * Never below 0, as a last guard (open_undo() is the first): a
+	 * decrement whose raise a recovery wiped must not wrap the count.
+	 * An RMW all the same, in open_count's modification order.
 	 */
 	while (v && !atomic_compare_exchange_weak_explicit(oc, &v, v - 1, memory_order_relaxed,
 							   memory_order_relaxed))
 		;
+}
+
+/*
+ * A writer's own record leaves OPEN, or failed to become OPEN: lower the
+ * count for it, unless a recovery or restart reset the count since the
+ * writer read @epoch (before raising it, write:H, or before reopening the
+ * record to extend it).  That happens only on the writer's own thread (a
+ * signal handler that forks, and the child recovers its private store
+ * before the handler returns), so a compiler barrier orders the reads.
+ * Without it the writer would take the count of a record stored since
+ * the reset, which its successor would then not finalize.
+ */
+static inline uint64_t open_epoch(const struct pk_ring *ring)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	return *(const volatile uint64_t *)&ring->epoch;
+}
+
+static void open_undo(struct pk_ring *ring, uint64_t epoch)
+{
+	if (open_epoch(ring) == epoch)
+		open_done(ring);
 }
 
 /* Finalize record @seq if it is OPEN.  LMM(write:F) */
@@ -724,12 +766,14 @@ static uint64_t take_space(struct pk_ring *ring, uint64_t size)
 		c->next = lpos + size;
 	} else {
 		/*
-		 * Hot: others stored at most D / (16 * CHUNK) records of this
-		 * size since this thread's last (4 in a 256 KiB ring, 16 in
-		 * 1 MiB), so a chunk is used up long before others stored
-		 * D / 8 past it.
+		 * Hot: others stored something, and at most D / (16 * CHUNK)
+		 * records of this size, since this thread's last (4 in a
+		 * 256 KiB ring, 16 in 1 MiB), so a chunk is used up long
+		 * before others store D / 8 past it.  A thread that stores in
+		 * bursts with nobody between does not contend for lpos_head.
 		 */
-		c->streak = mine && h - c->last <= ring->data_size / (16 * PK_RING_CHUNK) * size
+		c->streak = mine && h != c->last &&
+					    h - c->last <= ring->data_size / (16 * PK_RING_CHUNK) * size
 				    ? c->streak + 1 : 0;
 		if (c->streak >= PK_RING_CHUNK_STREAK) {
 			lpos = atomic_fetch_add_explicit(head, PK_RING_CHUNK, memory_order_relaxed);
@@ -754,7 +798,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 {
 	struct pk_ring_hdr *h = ring->h;
 	uint64_t size = blk_size(len);
-	uint64_t seq, lpos, old, claimed;
+	uint64_t seq, lpos, old, claimed, epoch;
 	_Atomic uint64_t *dp;
 
 	/* LMM(write:A) */
@@ -808,10 +852,11 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		put_block(ring, lpos, seq, meta, text, len);
 	if (!open)
 		return commit(ring, seq, claimed, false);
+	epoch = open_epoch(ring);
 	/* LMM(write:H) */
 	atomic_fetch_add_explicit(&h->open_count, 1, memory_order_seq_cst);
 	if (commit(ring, seq, claimed, true) < 0) {
-		open_done(ring);
+		open_undo(ring, epoch);
 		return -ENOBUFS;
 	}
 	return 0;
@@ -833,7 +878,7 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	struct pk_ring_hdr *h = ring->h;
 	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
 	uint64_t d = atomic_load_explicit(dp, memory_order_acquire);
-	uint64_t claimed, moved, lpos;
+	uint64_t claimed, moved, lpos, epoch = open_epoch(ring);
 	struct pk_ring_rec old;
 	uint32_t newlen;
 	int ret = -EAGAIN;
@@ -864,11 +909,11 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	moved = desc_make(seq, lpos, open ? DS_OPEN : DS_FINAL);
 	if (!atomic_compare_exchange_strong_explicit(dp, &claimed, moved, memory_order_seq_cst,
 						     memory_order_relaxed)) {
-		open_done(ring);
+		open_undo(ring, epoch);
 		return -ENOBUFS;	/* overrun meanwhile: counted by whoever took it */
 	}
 	if (!open)
-		open_done(ring);
+		open_undo(ring, epoch);
 	/* LMM(write:G) */
 	if (open && atomic_load_explicit(&h->seq_head, memory_order_seq_cst) != seq + 1)
 		finalize(ring, seq);
@@ -876,7 +921,7 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 	return 0;
 out:
 	/* The record leaves OPEN here, committed or overrun. */
-	open_done(ring);
+	open_undo(ring, epoch);
 	if (commit(ring, seq, claimed, false) < 0)
 		return -ENOBUFS;
 	return ret;
@@ -1385,6 +1430,8 @@ uint64_t pk__ring_restart(struct pk_ring *ring)
 	 */
 	h->first_seq = head;
 	desc_reset(ring, head);
+	*(volatile uint64_t *)&ring->epoch = ring->epoch + 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&h->open_count, 0, memory_order_relaxed);
 	/* Records before first_seq are dead to readers: wipe their text. */
 	memset((void *)ring->data, 0, (size_t)ring->data_size);
@@ -1442,7 +1489,9 @@ uint64_t pk__ring_recover(struct pk_ring *ring)
 	}
 	if (retired)
 		atomic_fetch_add_explicit(&h->lost, retired, memory_order_relaxed);
-	/* Nothing is OPEN any more. */
+	/* Nothing is OPEN any more; a writer interrupted in one must not lower the count. */
+	*(volatile uint64_t *)&ring->epoch = ring->epoch + 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&h->open_count, 0, memory_order_relaxed);
 	return retired;
 }

@@ -129,6 +129,7 @@ struct pk_ring {
 	_Atomic uint64_t *own;
 	uint64_t own_mask;
 	uint64_t id;			/* this view, for the writers' data chunks */
+	uint64_t epoch;			/* recoveries and restarts through this view */
 	bool chunks;			/* writers take data space in chunks */
 };
 
@@ -434,7 +435,7 @@ void pk__ring_wake(struct pk_ring *ring);
 
 /*
  * Where the entry of @seq lies in a table of mask + 1 words indexed by seq
- * (the descriptors, a process's own table).  Consecutive seqs are taken
+ * (the descriptors).  Consecutive seqs are taken
  * by different threads, so their entries must not share a cache line, nor
  * lie in lines that the CPU's prefetchers fetch together.  So from 2^12
  * entries on, the table is cut into pages of 512 words (4 KiB): the low

@@ -1513,6 +1513,27 @@ static void test_open_count(void **state)
 	assert_int_equal(atomic_load(oc), 1);
 	assert_int_equal(put(&f->ring, "n\n", 6, false, NULL), 0);
 	assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_FINAL);
+
+	/*
+	 * The same, with a record stored in between: a writer raised the
+	 * count (write:H), a recovery reset it, another OPEN record raised
+	 * it, and then the writer's commit failed.  Its undo must leave the
+	 * other record's count, so that the next record finalizes it.
+	 */
+	{
+		uint64_t e = open_epoch(&f->ring);
+
+		atomic_fetch_add(oc, 1);
+		pk__ring_recover(&f->ring);
+		assert_int_equal(atomic_load(oc), 0);
+		assert_int_equal(put(&f->ring, "o", 6, true, &s3), 0);
+		assert_int_equal(atomic_load(oc), 1);
+		open_undo(&f->ring, e);
+		assert_int_equal(atomic_load(oc), 1);
+		assert_int_equal(put(&f->ring, "p\n", 6, false, NULL), 0);
+		assert_int_equal(desc_state(atomic_load(pk__ring_desc(&f->ring, s3))), DS_FINAL);
+		assert_int_equal(atomic_load(oc), 0);
+	}
 	fx_free(f);
 }
 
@@ -1608,6 +1629,15 @@ static void carve_hook(void)
 	}
 }
 
+/*
+ * As if another thread had just taken 64 bytes: a thread takes a chunk
+ * only while others store between its records (take_space).
+ */
+static void other_writer(struct pk_ring *ring)
+{
+	atomic_fetch_add(&ring->h->lpos_head, 64);
+}
+
 static void chunk_handler(int sig)
 {
 	(void)sig;
@@ -1652,11 +1682,13 @@ static void test_chunks_signals(void **state)
 	 * takes its space directly, the writer's comes from the chunk.
 	 */
 	for (i = 0; i < 4; i++) {
+		other_writer(&f->ring);
 		head0 = atomic_load(&f->ring.h->lpos_head);
 		assert_int_equal(put_meta(&f->ring, "first", 6, 4321, NULL), 0);
 		assert_int_equal(atomic_load(&f->ring.h->lpos_head),
 				 head0 + (i < 3 ? blk_size(5) : PK_RING_CHUNK));
 	}
+	other_writer(&f->ring);
 	head0 = atomic_load(&f->ring.h->lpos_head);
 	chunk_sig_budget = 1;
 	carve_raise = 1;
@@ -1672,6 +1704,7 @@ static void test_chunks_signals(void **state)
 	while (writes < 20000 && tu_now_ns() - t0 < limit) {
 		len = 1 + (uint32_t)(writes * 7 % sizeof(text));
 		chunk_sig_budget = 1;
+		other_writer(&f->ring);
 		carve_raise = writes % 5 == 0;
 		assert_int_equal(pk__ring_write(&f->ring,
 						&(struct pk_ring_meta){ .level = 6, .pid = 4321 },
@@ -1753,8 +1786,10 @@ static void test_chunks_stale_and_fork(void **state)
 	assert_true(mem != MAP_FAILED);
 	pk__ring_format(mem, 18, 0);
 	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
-	for (i = 0; i < 4; i++)		/* the fourth takes a chunk */
+	for (i = 0; i < 4; i++) {	/* the fourth takes a chunk */
+		other_writer(&ring);
 		assert_int_equal(put_meta(&ring, "before the flood", 6, 4321, &s1), 0);
+	}
 	assert_true(chunk.end - chunk.next > 0 && chunk.view == ring.id);
 	fa = (struct flood_arg){ &ring, 2 * ring.data_size };
 	assert_int_equal(pthread_create(&t, NULL, flood_main, &fa), 0);
@@ -1772,12 +1807,17 @@ static void test_chunks_stale_and_fork(void **state)
 	 * too, under the same pid as far as the records go (a child whose
 	 * library did not learn its pid: no fork handler ran).
 	 */
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
+		other_writer(&ring);
 		assert_int_equal(put_meta(&ring, "parent", 6, 4321, &s1), 0);
+	}
 	assert_true(chunk.end - chunk.next > 0 && chunk.view == ring.id);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		/* A token above every one it inherited (not a pid: see process_token). */
+		if (process_token() <= chunk.token)
+			_exit(2);
 		for (i = 0; i < 200; i++)
 			if (put_meta(&ring, "child record", 6, 4321, NULL) != 0)
 				_exit(1);
@@ -1807,7 +1847,7 @@ struct turn_arg {
 	struct pk_ring *ring;
 	pthread_mutex_t *mu;
 	pthread_cond_t *cv;
-	unsigned *turn, id, nthreads, rounds;
+	unsigned *turn, id, nthreads, rounds, burst;
 };
 
 static void *turn_main(void *arg)
@@ -1820,7 +1860,8 @@ static void *turn_main(void *arg)
 		while (*a->turn % a->nthreads != a->id)
 			pthread_cond_wait(a->cv, a->mu);
 		pthread_mutex_unlock(a->mu);
-		(void)put_meta(a->ring, "a record of eighty bytes or so, as a real message would be, more or less", 6, 4321, NULL);
+		for (unsigned b = 0; b < a->burst; b++)
+			(void)put_meta(a->ring, "a record of eighty bytes or so, as a real message would be, more or less", 6, 4321, NULL);
 		pthread_mutex_lock(a->mu);
 		(*a->turn)++;
 		pthread_cond_broadcast(a->cv);
@@ -1849,19 +1890,26 @@ static uint64_t readable(struct pk_ring *ring)
 
 static void test_chunks_capacity(void **state)
 {
-	struct fixture *one = fx_new(18), *pool = fx_new(18), *each = fx_new(18);
+	struct fixture *one = fx_new(18), *pool = fx_new(18), *each = fx_new(18), *bursts = fx_new(18);
 	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 	struct turn_arg args[24];
 	pthread_t t[24];
 	unsigned turn = 0, i, total = 24 * 150;
-	uint64_t n_one, n_pool, n_each;
+	uint64_t n_one, n_pool, n_each, n_bursts;
 
 	(void)state;
 	for (i = 0; i < total; i++)
 		one_record(&one->ring);
 	for (i = 0; i < 24; i++) {
-		args[i] = (struct turn_arg){ &pool->ring, &mu, &cv, &turn, i, 24, total / 24 };
+		args[i] = (struct turn_arg){ &pool->ring, &mu, &cv, &turn, i, 24, total / 24, 1 };
+		assert_int_equal(pthread_create(&t[i], NULL, turn_main, &args[i]), 0);
+	}
+	for (i = 0; i < 24; i++)
+		pthread_join(t[i], NULL);
+	turn = 0;
+	for (i = 0; i < 24; i++) {	/* four records a turn */
+		args[i] = (struct turn_arg){ &bursts->ring, &mu, &cv, &turn, i, 24, total / 96, 4 };
 		assert_int_equal(pthread_create(&t[i], NULL, turn_main, &args[i]), 0);
 	}
 	for (i = 0; i < 24; i++)
@@ -1873,12 +1921,16 @@ static void test_chunks_capacity(void **state)
 	n_one = readable(&one->ring);
 	n_pool = readable(&pool->ring);
 	n_each = readable(&each->ring);
+	n_bursts = readable(&bursts->ring);
 	print_message("%u records stored; readable: %llu from one thread, %llu from 24 taking turns, "
-		      "%llu from a thread each\n", total, (unsigned long long)n_one,
-		      (unsigned long long)n_pool, (unsigned long long)n_each);
+		      "%llu from 24 taking turns of 4, %llu from a thread each\n", total,
+		      (unsigned long long)n_one, (unsigned long long)n_pool,
+		      (unsigned long long)n_bursts, (unsigned long long)n_each);
 	assert_true(n_one < total);		/* the ring wrapped */
 	assert_true(n_pool + 2 >= n_one);
 	assert_true(n_each + 2 >= n_one);
+	assert_true(n_bursts + 2 >= n_one);
+	fx_free(bursts);
 	fx_free(one);
 	fx_free(pool);
 	fx_free(each);
