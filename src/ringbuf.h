@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		5u
+#define PK_RING_VERSION		6u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
@@ -435,36 +435,50 @@ void pk__ring_wake(struct pk_ring *ring);
 
 /*
  * Where the entry of @seq lies in a table of mask + 1 words indexed by seq
- * (the descriptors).  Consecutive seqs are taken
- * by different threads, so their entries must not share a cache line, nor
- * lie in lines that the CPU's prefetchers fetch together.  So from 2^12
- * entries on, the table is cut into pages of 512 words (4 KiB): the low
- * bits of seq pick the page, the next nine bits the word in it, and the
- * page's number (times 16 words) is added to that word, so that the
- * entries of consecutive seqs also fall in different cache sets.  Seq s
- * shares its page with s + (mask + 1) / 512 and its line with seqs at
- * least that far away.  A bijection of seq mod (mask + 1): everything
- * else about an entry depends on the seq alone.  Smaller tables are
- * indexed by seq mod (mask + 1).  @shift: log2(mask + 1) - 9, or 0 for
- * the plain index (pk__ring_spread_shift).
+ * (the descriptors).  Consecutive seqs are taken by different threads, so
+ * their entries must not share a cache line, nor lie in lines that the
+ * CPU's prefetchers fetch together.  So from 2^12 entries on, the table is
+ * cut into pages of 512 words (4 KiB), and the pages into groups of
+ * PK_RING_SPREAD_PAGES (fewer if the table has fewer pages): the low bits
+ * of seq pick the page in the group, the next nine bits the word in it,
+ * the bits above the group; the page's place in its group (times 16
+ * words) is added to the word, so that the entries of consecutive seqs
+ * also fall in different cache sets.  Seq s shares its page with
+ * s + PK_RING_SPREAD_PAGES and its line with seqs at least that far away,
+ * and a run of seqs touches at most PK_RING_SPREAD_PAGES pages of the
+ * table at a time.  A bijection of seq mod (mask + 1): everything else
+ * about an entry depends on the seq alone.  Smaller tables are indexed by
+ * seq mod (mask + 1).  @shift: log2 of the pages in a group, or 0 for the
+ * plain index (pk__ring_spread_shift).
  *
  * (desc[seq % N] let two threads on two cores pull lines back and forth
- * for every record: a store took 570-590 ns a thread against 47 ns alone.)
+ * for every record: a store took 570-590 ns a thread against 47 ns alone.
+ * Spreading seqs over every page of the table, as format 5 did, made each
+ * store of a 128 MiB ring touch another page, one TLB miss a record:
+ * 450 ns a store against 376 ns with format 4; the groups bound that.)
  */
+#define PK_RING_SPREAD_PAGES	16u	/* 1 << the most pk__ring_spread_shift returns */
+
 static inline unsigned pk__ring_spread_shift(uint64_t mask)
 {
-	return mask + 1 >= (1u << 12) ? (unsigned)__builtin_ctzll(mask + 1) - 9 : 0;
+	unsigned pages;
+
+	if (mask + 1 < (1u << 12))
+		return 0;
+	pages = (unsigned)__builtin_ctzll(mask + 1) - 9;	/* log2 of the table's pages */
+	return pages < 4 ? pages : 4;				/* log2(PK_RING_SPREAD_PAGES) */
 }
 
 static inline uint64_t pk__ring_spread(uint64_t seq, uint64_t mask, unsigned shift)
 {
-	uint64_t page, word;
+	uint64_t lo, word, page;
 
 	if (!shift)
 		return seq & mask;
-	page = seq & (mask >> 9);
+	lo = seq & ((1u << shift) - 1u);
 	word = (seq >> shift) & 511u;
-	return (page << 9) | ((word + (page << 4)) & 511u);
+	page = (((seq >> (shift + 9)) << shift) | lo) & (mask >> 9);
+	return (page << 9) | ((word + (lo << 4)) & 511u);
 }
 
 /* The descriptor of @seq. */

@@ -1415,12 +1415,14 @@ static void test_spread(void **state)
 	uint64_t s, d;
 
 	(void)state;
-	for (l2 = 7; l2 <= 20; l2++) {
+	for (l2 = 7; l2 <= 22; l2++) {
 		uint64_t n = 1ull << l2, mask = n - 1;
 		unsigned shift = pk__ring_spread_shift(mask);
+		uint64_t group = l2 >= 12 ? 1ull << shift : 0;	/* pages in a group */
 		uint8_t *seen = calloc(n, 1);
 
-		assert_true(shift == (l2 >= 12 ? l2 - 9 : 0));
+		assert_true(shift == (l2 >= 12 ? (l2 - 9 < 4 ? l2 - 9 : 4) : 0));
+		assert_true(group <= PK_RING_SPREAD_PAGES);
 		for (k = 0; k < PK__ARRAY_SIZE(starts); k++) {
 			memset(seen, 0, n);
 			hits = 0;
@@ -1435,11 +1437,16 @@ static void test_spread(void **state)
 				assert_int_equal(pk__ring_spread(s + n, mask, shift), i);
 				if (l2 < 12)
 					continue;
-				/* Its page's next word: s + pages; nearer seqs elsewhere. */
-				for (d = 1; d < (mask >> 9) + 1 && d <= 64; d++)
+				/* No line (nor line pair) shared with the next group - 1 seqs. */
+				for (d = 1; d < group; d++)
 					assert_true(pk__ring_spread(s + d, mask, shift) / 16 != i / 16);
-				assert_int_equal(pk__ring_spread(s + (mask >> 9) + 1, mask, shift) / 512,
-						 i / 512);
+				/* Its page's next word: s + group, unless s ends its group. */
+				if ((s >> shift) % 512 != 511)
+					assert_int_equal(pk__ring_spread(s + group, mask, shift) / 512,
+							 i / 512);
+				/* A group's seqs stay within its pages (the TLB's bound). */
+				assert_int_equal(pk__ring_spread(s, mask, shift) / 512 / group,
+						 (s / (group * 512)) % ((n / 512) / group));
 			}
 			assert_int_equal(hits, n);
 		}
