@@ -699,6 +699,41 @@ static void finalize(struct pk_ring *ring, uint64_t seq)
 	}
 }
 
+/*
+ * The last @n (1..7) bytes of a text at @p as a word whose bytes in memory
+ * are those bytes and then zeros: what memcpy(&w, p, n) into w = 0 makes,
+ * without a call for a variable length.
+ */
+static inline uint64_t tail_word(const char *p, uint32_t n)
+{
+	uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	unsigned s = 0;
+
+	if (n & 4) {
+		uint32_t x;
+
+		memcpy(&x, p, 4);
+		w = x;
+		p += 4;
+		s = 32;
+	}
+	if (n & 2) {
+		uint16_t x;
+
+		memcpy(&x, p, 2);
+		w |= (uint64_t)x << s;
+		p += 2;
+		s += 16;
+	}
+	if (n & 1)
+		w |= (uint64_t)(unsigned char)*p << s;
+#else
+	memcpy(&w, p, n);
+#endif
+	return w;
+}
+
 /* Store the block words; the caller owns [lpos, lpos + size). */
 static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 		      const struct pk_ring_meta *m, const char *text, uint32_t len)
@@ -707,18 +742,32 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 	uint64_t hw4 = (uint64_t)m->pid |
 		       (uint64_t)hdr_check(seq, m->ts_ns, hw2, m->tid, m->pid) << 32;
 	uint64_t h = mix(mix(mix(0x243f6a8885a308d3ull, seq), m->ts_ns), hw2);
-	uint32_t i, nw = text_words(len);
+	uint64_t body = ((lpos >> 3) + 5) & ring->word_mask, w;
+	uint32_t i, full = len / 8, nw = text_words(len);
 
 	h = mix(mix(h, m->tid), hw4);
-	for (i = 0; i < nw; i++) {
-		uint64_t w = 0;
+	if (body + nw <= ring->word_mask + 1) {
+		/* The body does not wrap (nearly always): one pointer. */
+		_Atomic uint64_t *dst = &ring->data[body];
 
-		if (i + 1 < nw || !(len & 7))
-			memcpy(&w, text + i * 8, 8);		/* a whole word: one load */
-		else
-			memcpy(&w, text + i * 8, len & 7);	/* the tail, zero-padded */
-		h = mix(h, w);
-		atomic_store_explicit(word_at(ring, lpos, 5 + i), w, PK_MO_FENCED_STORE);
+		for (i = 0; i < full; i++) {
+			memcpy(&w, text + i * 8, 8);
+			h = mix(h, w);
+			atomic_store_explicit(&dst[i], w, PK_MO_FENCED_STORE);
+		}
+		if (len & 7) {
+			w = tail_word(text + full * 8, len & 7);
+			h = mix(h, w);
+			atomic_store_explicit(&dst[full], w, PK_MO_FENCED_STORE);
+		}
+	} else {
+		for (i = 0; i < nw; i++) {
+			w = i < full ? 0 : tail_word(text + full * 8, len & 7);
+			if (i < full)
+				memcpy(&w, text + i * 8, 8);
+			h = mix(h, w);
+			atomic_store_explicit(word_at(ring, lpos, 5 + i), w, PK_MO_FENCED_STORE);
+		}
 	}
 	atomic_store_explicit(word_at(ring, lpos, 0), seq, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, PK_MO_FENCED_STORE);
