@@ -115,7 +115,11 @@ struct pkb_latency_opts {
 	unsigned rate;			/* sustained: calls per second per thread */
 	int threads[4];
 	int nthreads;
+	int rounds;			/* burst runs of each row, interleaved (1..PKB_MAX_ROUNDS) */
 };
+
+/* --rounds: at most this many burst runs of each row. */
+#define PKB_MAX_ROUNDS	15
 
 /*
  * PKB_FLAT: the throughput run, each thread making PKB_FLAT_FACTOR * burst
@@ -137,6 +141,14 @@ struct pkb_lat_result {
 	uint64_t file_dropped;	/* sum of N in "** N printk messages dropped **" */
 	double wall_s;
 	struct pkb_hist hist;
+	/*
+	 * Burst rows: the p50 of each round (--rounds), the first being the
+	 * run whose histogram is above; the later rounds run every row once
+	 * more, in the table's order, so that each row is measured across the
+	 * same stretch of the machine's time.
+	 */
+	uint64_t p50[PKB_MAX_ROUNDS];
+	int nrounds;
 };
 
 struct pkb_crash_opts {

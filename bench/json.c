@@ -125,6 +125,15 @@ static void jlat(FILE *f, const struct pkb_lat_result *r)
 		(unsigned long)r->calls, (unsigned long)r->file_lines, (unsigned long)r->file_dropped,
 		r->wall_s);
 	jhist(f, &r->hist);
+	if (r->variant == PKB_BURST) {
+		int k;
+
+		/* --rounds: every round's p50, the first being call_ns's. */
+		fputs(", \"round_p50_ns\": [", f);
+		for (k = 0; k < r->nrounds; k++)
+			fprintf(f, "%s%lu", k ? ", " : "", (unsigned long)r->p50[k]);
+		fputc(']', f);
+	}
 	fputc('}', f);
 }
 
@@ -171,8 +180,9 @@ int pkb_json_write(const char *path, const struct pkb_report *r)
 	}
 	if (r->lat_opts) {
 		fprintf(f, ",\n  \"latency_settings\": {\"burst\": %ld, \"sustained_s\": %g, "
-			   "\"rate\": %u},\n  \"latency\": [\n",
-			r->lat_opts->burst, r->lat_opts->sustained_s, r->lat_opts->rate);
+			   "\"rate\": %u, \"rounds\": %d},\n  \"latency\": [\n",
+			r->lat_opts->burst, r->lat_opts->sustained_s, r->lat_opts->rate,
+			r->lat_opts->rounds);
 		for (i = 0; i < r->nlat; i++) {
 			jlat(f, &r->lat[i]);
 			fputs(i + 1 < r->nlat ? ",\n" : "\n", f);

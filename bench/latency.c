@@ -181,6 +181,49 @@ static int latency_child(void *arg, void *out)
 	return 0;
 }
 
+/*
+ * --rounds: run every burst row that ran once more per round, round after
+ * round, and keep each run's p50 in the row (the first run's histogram
+ * stays the row's).  A run that fails ends that row's rounds.
+ */
+static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result *res, int nres,
+			const char *dir)
+{
+	static struct pkb_lat_result tmp;
+	int round, i, l;
+
+	for (round = 1; round < o->rounds; round++) {
+		for (i = 0; i < nres; i++) {
+			struct pkb_lat_result *r = &res[i];
+			struct ljob j = { .o = o, .threads = r->threads, .variant = PKB_BURST };
+			char label[160], why[120];
+			int rc;
+
+			if (r->variant != PKB_BURST || r->status != 0 || r->nrounds != round)
+				continue;
+			for (l = 0; l < pkb_nloggers; l++)
+				if (!strcmp(pkb_loggers[l].name, r->name) &&
+				    pkb_loggers[l].where == r->where)
+					j.lg = &pkb_loggers[l];
+			if (!j.lg)
+				continue;
+			pkb_peer_size_store((unsigned long)j.threads * (unsigned long)o->burst);
+			snprintf(j.path, sizeof(j.path), "%s/latency-round.log", dir);
+			unlink(j.path);
+			snprintf(label, sizeof(label), "latency round %d/%d: %s (%s), %d thread%s",
+				 round + 1, o->rounds, r->name, r->where, j.threads,
+				 j.threads == 1 ? "" : "s");
+			memset(&tmp, 0, sizeof(tmp));
+			pkb_hist_init(&tmp.hist);
+			rc = pkb_child_run(label, 0, o->sustained_s + 120, latency_child, &j, &tmp,
+					   sizeof(tmp), why, sizeof(why));
+			unlink(j.path);
+			if (rc >= 0 && tmp.status == 0 && tmp.hist.count)
+				r->p50[r->nrounds++] = pkb_hist_quantile(&tmp.hist, 0.5);
+		}
+	}
+}
+
 int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res, int max)
 {
 	const char *dir = pkb_tmpdir();
@@ -235,8 +278,11 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 					snprintf(r->why, sizeof(r->why), "%s", why);
 				}
 				unlink(j.path);
+				if (rc >= 0 && r->status == 0 && v == PKB_BURST)
+					r->p50[r->nrounds++] = pkb_hist_quantile(&r->hist, 0.5);
 			}
 		}
 	}
+	more_rounds(o, res, nres, dir);
 	return nres;
 }

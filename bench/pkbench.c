@@ -22,7 +22,7 @@
 #include "bench.h"
 
 enum { OPT_MODES = 256, OPT_BUDGET, OPT_JSON, OPT_PLOT, OPT_DOUBLE, OPT_BUFSIZE, OPT_BURST,
-       OPT_SUSTAINED, OPT_RATE, OPT_THREADS, OPT_DRAIN };
+       OPT_SUSTAINED, OPT_RATE, OPT_THREADS, OPT_DRAIN, OPT_ROUNDS };
 
 static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'D' },
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{ "sustained", required_argument, NULL, OPT_SUSTAINED },
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "rounds", required_argument, NULL, OPT_ROUNDS },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "help", no_argument, NULL, 'h' },
@@ -51,7 +52,7 @@ static void usage(FILE *f)
 	      "                     [--buffer-size BYTES] [--double] [--drain-timeout S]\n"
 	      "                     [--json FILE] [--plot FILE.png]\n"
 	      "       pkbench latency [--burst N] [--sustained SECONDS] [--rate CALLS_PER_S]\n"
-	      "                       [--threads 1,2] [--json FILE]\n"
+	      "                       [--threads 1,2] [--rounds N] [--json FILE]\n"
 	      "       pkbench crash [-N records] [--json FILE]\n"
 	      "       pkbench net [-n records] [-m records_while_down] [-r runs]\n"
 	      "       pkbench demo [storm, latency and crash options] [--json FILE] [--plot FILE]\n"
@@ -163,6 +164,7 @@ int main(int argc, char **argv)
 	};
 	struct pkb_latency_opts lo = {
 		.burst = 10000, .sustained_s = 2, .rate = 5000, .threads = { 1, 2 }, .nthreads = 2,
+		.rounds = 1,
 	};
 	struct pkb_crash_opts co = { .records = 1001 };
 	struct pkb_net_opts no = { .records = 20000, .down = 2000, .runs = 3 };
@@ -280,6 +282,11 @@ int main(int argc, char **argv)
 			if (parse_long(optarg, 1, 10000000, &v) < 0)
 				return bad("--rate", optarg);
 			lo.rate = (unsigned)v;
+			break;
+		case OPT_ROUNDS:
+			if (parse_long(optarg, 1, PKB_MAX_ROUNDS, &v) < 0)
+				return bad("--rounds", optarg);
+			lo.rounds = (int)v;
 			break;
 		case OPT_THREADS:
 			if (parse_threads(optarg, &lo) < 0)

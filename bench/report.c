@@ -5,6 +5,7 @@
  * Everything printed here was measured by the runs; nothing is a constant.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -260,6 +261,86 @@ static void lat_lines(FILE *f, const struct pkb_lat_result *r)
 		fprintf(f, " %lu/%lu", (unsigned long)r->file_lines, (unsigned long)r->calls);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of a burst row's round p50s (the lower middle one); 0 if none. */
+static uint64_t median_p50(const struct pkb_lat_result *r)
+{
+	uint64_t v[PKB_MAX_ROUNDS];
+
+	if (!r || r->status != 0 || r->nrounds < 1)
+		return 0;
+	memcpy(v, r->p50, sizeof(v[0]) * (size_t)r->nrounds);
+	qsort(v, (size_t)r->nrounds, sizeof(v[0]), cmp_u64);
+	return v[(r->nrounds - 1) / 2];
+}
+
+/*
+ * --rounds: each burst row's p50 in every round, their median and range,
+ * and the store rows' medians against the recording LTTng-UST tracepoint's
+ * and spdlog async's, which ran in the same rounds.
+ */
+static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
+{
+	const struct pkb_latency_opts *o = rep->lat_opts;
+	char b[3][24];
+	int ti, i, k;
+
+	if (o->rounds < 2)
+		return;
+	fprintf(f, "\np50 of the burst runs over %d rounds (each round runs every row once, in "
+		   "this order)\n", o->rounds);
+	for (ti = 0; ti < o->nthreads; ti++) {
+		int th = o->threads[ti];
+		const struct pkb_lat_result *lt, *sp;
+		uint64_t mlt, msp;
+
+		fprintf(f, "%-*s %-*s %8s %8s %8s  %s\n", w, th == 1 ? "1 thread" : "threads",
+			ow, "output", "median", "min", "max", "rounds");
+		for (i = 0; i < rep->nlat; i++) {
+			const struct pkb_lat_result *r = &rep->lat[i];
+			uint64_t lo = UINT64_MAX, hi = 0;
+
+			if (r->threads != th || r->variant != PKB_BURST || r->status != 0 ||
+			    r->nrounds < 1)
+				continue;
+			for (k = 0; k < r->nrounds; k++) {
+				lo = r->p50[k] < lo ? r->p50[k] : lo;
+				hi = r->p50[k] > hi ? r->p50[k] : hi;
+			}
+			fprintf(f, "%-*s %-*s %8s %8s %8s  %d\n", w, r->name, ow, r->where,
+				NS(b[0], median_p50(r)), NS(b[1], lo), NS(b[2], hi), r->nrounds);
+		}
+		lt = find_lat(rep, "lttng-ust tracepoint (recording)", "lttng trace", th, PKB_BURST);
+		sp = find_lat(rep, "spdlog async", "file", th, PKB_BURST);
+		mlt = median_p50(lt);
+		msp = median_p50(sp);
+		for (i = 0; i < rep->nlat; i++) {
+			const struct pkb_lat_result *r = &rep->lat[i];
+			uint64_t m = median_p50(r);
+
+			if (r->threads != th || r->variant != PKB_BURST || !m ||
+			    strncmp(r->where, "store", 5))
+				continue;
+			fprintf(f, "  %s, %s: median p50 ", r->name, r->where);
+			if (mlt)
+				fprintf(f, "%.2fx the LTTng-UST tracepoint's", (double)m / (double)mlt);
+			else
+				fprintf(f, "(no LTTng-UST row)");
+			if (msp)
+				fprintf(f, ", %.2fx spdlog async's", (double)m / (double)msp);
+			fputc('\n', f);
+		}
+		if (ti + 1 < o->nthreads)
+			fputc('\n', f);
+	}
+}
+
 void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 {
 	const struct pkb_latency_opts *o = rep->lat_opts;
@@ -313,6 +394,7 @@ void pkb_report_latency(FILE *f, const struct pkb_report *rep)
 			fputc('\n', f);
 		}
 	}
+	report_rounds(f, rep, w, ow);
 	pkb_report_throughput(f, rep, w, ow);
 }
 
