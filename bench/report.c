@@ -299,9 +299,12 @@ static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 		int th = o->threads[ti];
 		const struct pkb_lat_result *lt, *sp;
 		uint64_t mlt, msp;
+		char head[24];
 
-		fprintf(f, "%-*s %-*s %8s %8s %8s  %s\n", w, th == 1 ? "1 thread" : "threads",
-			ow, "output", "median", "min", "max", "rounds");
+
+		snprintf(head, sizeof(head), "%d thread%s", th, th == 1 ? "" : "s");
+		fprintf(f, "%-*s %-*s %8s %8s %8s  %s\n", w, head, ow, "output", "median", "min",
+			"max", "rounds");
 		for (i = 0; i < rep->nlat; i++) {
 			const struct pkb_lat_result *r = &rep->lat[i];
 			uint64_t lo = UINT64_MAX, hi = 0;
