@@ -142,12 +142,13 @@ struct pkb_lat_result {
 	double wall_s;
 	struct pkb_hist hist;
 	/*
-	 * Burst rows: the p50 of each round (--rounds), the first being the
+	 * Burst rows: the p50 and p99.9 of each round (--rounds), the first being the
 	 * run whose histogram is above; the later rounds run every row once
 	 * more, in the table's order, so that each row is measured across the
 	 * same stretch of the machine's time.
 	 */
 	uint64_t p50[PKB_MAX_ROUNDS];
+	uint64_t p999[PKB_MAX_ROUNDS];	/* and its p99.9 */
 	int nrounds;
 };
 

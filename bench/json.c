@@ -128,10 +128,13 @@ static void jlat(FILE *f, const struct pkb_lat_result *r)
 	if (r->variant == PKB_BURST) {
 		int k;
 
-		/* --rounds: every round's p50, the first being call_ns's. */
+		/* --rounds: every round's p50 and p99.9, the first being call_ns's. */
 		fputs(", \"round_p50_ns\": [", f);
 		for (k = 0; k < r->nrounds; k++)
 			fprintf(f, "%s%lu", k ? ", " : "", (unsigned long)r->p50[k]);
+		fputs("], \"round_p999_ns\": [", f);
+		for (k = 0; k < r->nrounds; k++)
+			fprintf(f, "%s%lu", k ? ", " : "", (unsigned long)r->p999[k]);
 		fputc(']', f);
 	}
 	fputc('}', f);

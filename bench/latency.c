@@ -183,7 +183,7 @@ static int latency_child(void *arg, void *out)
 
 /*
  * --rounds: run every burst row that ran once more per round, round after
- * round, and keep each run's p50 in the row (the first run's histogram
+ * round, and keep each run's p50 and p99.9 in the row (the first run's histogram
  * stays the row's).  A run that fails ends that row's rounds.
  */
 static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result *res, int nres,
@@ -218,8 +218,10 @@ static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result 
 			rc = pkb_child_run(label, 0, o->sustained_s + 120, latency_child, &j, &tmp,
 					   sizeof(tmp), why, sizeof(why));
 			unlink(j.path);
-			if (rc >= 0 && tmp.status == 0 && tmp.hist.count)
-				r->p50[r->nrounds++] = pkb_hist_quantile(&tmp.hist, 0.5);
+			if (rc >= 0 && tmp.status == 0 && tmp.hist.count) {
+				r->p50[r->nrounds] = pkb_hist_quantile(&tmp.hist, 0.5);
+				r->p999[r->nrounds++] = pkb_hist_quantile(&tmp.hist, 0.999);
+			}
 		}
 	}
 }
@@ -278,8 +280,10 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 					snprintf(r->why, sizeof(r->why), "%s", why);
 				}
 				unlink(j.path);
-				if (rc >= 0 && r->status == 0 && v == PKB_BURST)
-					r->p50[r->nrounds++] = pkb_hist_quantile(&r->hist, 0.5);
+				if (rc >= 0 && r->status == 0 && v == PKB_BURST) {
+					r->p50[r->nrounds] = pkb_hist_quantile(&r->hist, 0.5);
+					r->p999[r->nrounds++] = pkb_hist_quantile(&r->hist, 0.999);
+				}
 			}
 		}
 	}

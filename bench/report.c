@@ -268,14 +268,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of a burst row's round p50s (the lower middle one); 0 if none. */
-static uint64_t median_p50(const struct pkb_lat_result *r)
+/* The median of a burst row's round p50s, or p99.9s (the lower middle one); 0 if none. */
+static uint64_t median_of(const struct pkb_lat_result *r, bool p999)
 {
 	uint64_t v[PKB_MAX_ROUNDS];
 
 	if (!r || r->status != 0 || r->nrounds < 1)
 		return 0;
-	memcpy(v, r->p50, sizeof(v[0]) * (size_t)r->nrounds);
+	memcpy(v, p999 ? r->p999 : r->p50, sizeof(v[0]) * (size_t)r->nrounds);
 	qsort(v, (size_t)r->nrounds, sizeof(v[0]), cmp_u64);
 	return v[(r->nrounds - 1) / 2];
 }
@@ -288,7 +288,7 @@ static uint64_t median_p50(const struct pkb_lat_result *r)
 static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 {
 	const struct pkb_latency_opts *o = rep->lat_opts;
-	char b[3][24];
+	char b[4][24];
 	int ti, i, k;
 
 	if (o->rounds < 2)
@@ -303,8 +303,8 @@ static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 
 
 		snprintf(head, sizeof(head), "%d thread%s", th, th == 1 ? "" : "s");
-		fprintf(f, "%-*s %-*s %8s %8s %8s  %s\n", w, head, ow, "output", "median", "min",
-			"max", "rounds");
+		fprintf(f, "%-*s %-*s %8s %8s %8s %8s  %s\n", w, head, ow, "output", "p50 med",
+			"min", "max", "p99.9 med", "rounds");
 		for (i = 0; i < rep->nlat; i++) {
 			const struct pkb_lat_result *r = &rep->lat[i];
 			uint64_t lo = UINT64_MAX, hi = 0;
@@ -316,16 +316,17 @@ static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 				lo = r->p50[k] < lo ? r->p50[k] : lo;
 				hi = r->p50[k] > hi ? r->p50[k] : hi;
 			}
-			fprintf(f, "%-*s %-*s %8s %8s %8s  %d\n", w, r->name, ow, r->where,
-				NS(b[0], median_p50(r)), NS(b[1], lo), NS(b[2], hi), r->nrounds);
+			fprintf(f, "%-*s %-*s %8s %8s %8s %9s  %d\n", w, r->name, ow, r->where,
+				NS(b[0], median_of(r, false)), NS(b[1], lo), NS(b[2], hi),
+				NS(b[3], median_of(r, true)), r->nrounds);
 		}
 		lt = find_lat(rep, "lttng-ust tracepoint (recording)", "lttng trace", th, PKB_BURST);
 		sp = find_lat(rep, "spdlog async", "file", th, PKB_BURST);
-		mlt = median_p50(lt);
-		msp = median_p50(sp);
+		mlt = median_of(lt, false);
+		msp = median_of(sp, false);
 		for (i = 0; i < rep->nlat; i++) {
 			const struct pkb_lat_result *r = &rep->lat[i];
-			uint64_t m = median_p50(r);
+			uint64_t m = median_of(r, false);
 
 			if (r->threads != th || r->variant != PKB_BURST || !m ||
 			    strncmp(r->where, "store", 5))
@@ -336,7 +337,9 @@ static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 			else
 				fprintf(f, "(no LTTng-UST row)");
 			if (msp)
-				fprintf(f, ", %.2fx spdlog async's", (double)m / (double)msp);
+				fprintf(f, ", %.2fx spdlog async's; median p99.9 %.3fx spdlog "
+					   "async's", (double)m / (double)msp,
+					(double)median_of(r, true) / (double)median_of(sp, true));
 			fputc('\n', f);
 		}
 		if (ti + 1 < o->nthreads)

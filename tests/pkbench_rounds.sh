@@ -37,6 +37,8 @@ for r in rows:
     p = r["round_p50_ns"]
     assert len(p) == 3, (r["logger"], p)
     assert p[0] == r["call_ns"]["p50_ns"], (r["logger"], p)
+    q = r["round_p999_ns"]
+    assert len(q) == 3 and q[0] == r["call_ns"]["p999_ns"], (r["logger"], q)
     assert all(v > 0 for v in p), (r["logger"], p)
 PY
 echo "pkbench_rounds: ok"
