@@ -439,12 +439,13 @@ void pk__ring_wake(struct pk_ring *ring);
  * their entries must not share a cache line, nor lie in lines that the
  * CPU's prefetchers fetch together.  So from 2^12 entries on, the table is
  * cut into pages of 512 words (4 KiB), and the pages into groups of
- * PK_RING_SPREAD_PAGES (fewer if the table has fewer pages): the low bits
- * of seq pick the page in the group, the next nine bits the word in it,
- * the bits above the group; the page's place in its group (times 16
- * words) is added to the word, so that the entries of consecutive seqs
- * also fall in different cache sets.  Seq s shares its page with
- * s + PK_RING_SPREAD_PAGES and its line with seqs at least that far away,
+ * PK_RING_SPREAD_PAGES (8 if the table has only 8 pages): the low bits
+ * of seq pick the page in the group, the next nine bits the word in it
+ * (with 8 pages, bit 3 picks the half of the page and bits 4-11 the word
+ * in it), the bits above the group; the page's place in its group (times
+ * 16 words) is added to the word, so that the entries of consecutive seqs
+ * also fall in different cache sets.  Seq s shares its line with seqs at
+ * least 16 away,
  * and a run of seqs touches at most PK_RING_SPREAD_PAGES pages of the
  * table at a time.  A bijection of seq mod (mask + 1): everything else
  * about an entry depends on the seq alone.  Smaller tables are indexed by
@@ -471,12 +472,17 @@ static inline unsigned pk__ring_spread_shift(uint64_t mask)
 
 static inline uint64_t pk__ring_spread(uint64_t seq, uint64_t mask, unsigned shift)
 {
-	uint64_t lo, word, page;
+	uint64_t lo, half, word, page;
 
 	if (!shift)
 		return seq & mask;
 	lo = seq & ((1u << shift) - 1u);
-	word = (seq >> shift) & 511u;
+	/*
+	 * Groups of 8 pages (a 2^12-entry table): bit 3 of seq picks the
+	 * page's half, so that s and s + 8 do not share a line either.
+	 */
+	half = (seq & 15u) >> shift;
+	word = ((seq >> 4) & ((1u << (5 + shift)) - 1u)) | (half << (5 + shift));
 	page = (((seq >> (shift + 9)) << shift) | lo) & (mask >> 9);
 	return (page << 9) | ((word + (lo << 4)) & 511u);
 }
