@@ -52,6 +52,9 @@ struct pk__thread {
 	uint64_t wseq[4];
 	uint32_t open_gen;	/* pk__g.store_gen when open_seq was stored */
 	unsigned gate_depth;	/* store gates this thread is inside (pk__gates_quiesce) */
+	uint64_t gate_by_slot;	/* bit d: its entry at depth d went through its slot */
+	int gate_slot;		/* its gate slot + 1, 0 none yet, -1 none to be had */
+	uint32_t gate_slot_gen;	/* pk__g.fork_gen when gate_slot was set */
 	bool early_stored;	/* stored into the early store (pk__early_settle) */
 	uint64_t early_seq;	/* the last of those */
 };
@@ -219,6 +222,9 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags);
  * Context: async-signal-safe, any thread (the reader's).
  */
 void pk__rec_render(struct pk_ring_rec *rec);
+/* Tests: this thread's store-gate slot (-1: none); do callers use slots (printk.c)? */
+int pk__gate_slot_self(void);
+bool pk__gate_slots_on(void);
 uint32_t pk__tid(void);
 uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */

@@ -96,9 +96,42 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  * signal handler in that same one-instruction window leaves one entry
  * counted for ever in the child, which only makes a later pk_init() or
  * panic wait its bound.
+ *
+ * GATE SLOTS.  The two locked instructions of a shared counter (full
+ * barriers on x86) measured 13 ns of a 114 ns call.  When the kernel
+ * offers membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) and the process
+ * registered for it (gates_setup(), the first pk_init()), a thread takes
+ * a slot of its own (SLOTS of them, 128 bytes apart, claimed by tid with a
+ * compare-and-swap on its first entry) and counts its entries there with
+ * plain loads and stores: only the thread and its own signal handlers,
+ * which leave the count as they found it, ever write it.  No hardware
+ * fence on the caller's side: the waiter's membarrier() is it.
+ *   gate:E  the caller's store to its slot, a compiler barrier, then its
+ *           load of the state (or of pk__panic_tid, gate:D), against the
+ *           waiter's seq_cst store of the state (or CAS of pk__panic_tid),
+ *           membarrier(), then its loads of the slots.  membarrier()
+ *           makes every thread of the process that runs meanwhile execute
+ *           a full barrier (a thread that does not run passes one when it
+ *           is switched in), so a caller's compiler barrier acts as a full
+ *           one against it: either the caller's load comes after that
+ *           barrier and sees the new state, or its store came before and
+ *           the waiter's loads, all after membarrier() returned, see it.
+ *           The same store-then-load outcome as gate:A.
+ *   gate:F  the caller leaves with a release store of its slot's count,
+ *           which the waiter's acquire loads pair with, as gate:C.
+ * A thread that gets no slot (all taken by live threads), or enters before
+ * the library is set up, uses the shared counters; pk__self.gate_by_slot
+ * records, entry by entry, which way the thread went in, so that it leaves
+ * the same way (a signal handler's entry nests inside its thread's).  A
+ * slot whose thread exited is taken over once its count is 0 (its owner
+ * no longer exists: tgkill(pid, tid, 0) fails with ESRCH; a thread that
+ * reuses the tid takes it as its own).  PK_GATE=counters, or a kernel
+ * without the command, keeps every caller on the shared counters.
  */
 #define LMM(label)
 #define GATES	16
+#define SLOTS	256
+#define SLOT_PROBES	32
 
 /*
  * 128 bytes apart: CPUs fetch lines in aligned pairs, so gates 64 bytes
@@ -108,36 +141,241 @@ static struct {
 	_Alignas(128) _Atomic unsigned long n;
 } gates[GATES];
 
+static struct gate_slot {
+	_Alignas(128) _Atomic unsigned long n;
+	_Atomic uint32_t owner;		/* the tid that claimed it, 0 free */
+} slots[SLOTS];
+
+/* Set once, before the library is first READY; never cleared. */
+static _Atomic bool gate_fast;
+
+#ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
+#define MEMBARRIER_CMD_QUERY				0
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED		(1 << 3)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED	(1 << 4)
+#endif
+
+static long membarrier_call(int cmd)
+{
+#ifdef SYS_membarrier
+	return syscall(SYS_membarrier, cmd, 0, 0);
+#else
+	(void)cmd;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* First pk_init(), before the state is first READY: may callers use slots? */
+static void gates_setup(void)
+{
+	const char *v = secure_getenv("PK_GATE");
+	long cmds;
+
+	if (v && !strcmp(v, "counters"))
+		return;
+	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
+		return;
+	atomic_store_explicit(&gate_fast, true, memory_order_relaxed);
+}
+
+/*
+ * Make every caller's slot store visible to the loads that follow
+ * (gate:E).  false: the barrier could not be had, and slots cannot be
+ * trusted to be seen.
+ */
+static bool gates_barrier(void)
+{
+	int e = errno;
+	bool ok;
+
+	if (!atomic_load_explicit(&gate_fast, memory_order_relaxed))
+		return true;
+	ok = membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+	if (!ok && errno == EPERM) {
+		/* A child whose fork did not keep the registration. */
+		ok = membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+		     membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+	}
+	errno = e;
+	return ok;
+}
+
+/* Does thread @tid of this process no longer exist? */
+static bool tid_gone(uint32_t tid)
+{
+	int e = errno;
+	bool gone = syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) < 0 && errno == ESRCH;
+
+	errno = e;
+	return gone;
+}
+
+/*
+ * The first entry of this thread (in this process): claim a slot, a free
+ * one (or one its tid holds already) first, else one whose thread exited
+ * (at most SLOT_PROBES of those looked at, a system call each).  NULL:
+ * none.
+ */
+static __attribute__((noinline)) struct gate_slot *slot_claim(void)
+{
+	uint32_t tid = pk__tid(), gen = pk__self.fork_gen, cur;
+	unsigned i, k, probes = 0;
+	int pass;
+
+	if (pk__self.gate_slot < 0 && pk__self.gate_slot_gen == gen)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (k = 0; k < SLOTS; k++) {
+			i = (tid + k) % SLOTS;
+			cur = atomic_load_explicit(&slots[i].owner, memory_order_relaxed);
+			if (cur != tid && cur != 0) {
+				if (!pass || atomic_load_explicit(&slots[i].n, memory_order_relaxed))
+					continue;
+				if (probes++ >= SLOT_PROBES)
+					break;
+				if (!tid_gone(cur))
+					continue;
+			}
+			/* Acquire: the last count of a thread that left it. */
+			if (cur == tid || atomic_compare_exchange_strong_explicit(
+						  &slots[i].owner, &cur, tid, memory_order_acquire,
+						  memory_order_relaxed)) {
+				pk__self.gate_slot_gen = gen;
+				pk__self.gate_slot = (int)i + 1;
+				return &slots[i];
+			}
+		}
+	}
+	pk__self.gate_slot_gen = gen;
+	pk__self.gate_slot = -1;
+	return NULL;
+}
+
+/* This thread's slot; NULL: none. */
+static inline struct gate_slot *my_slot(void)
+{
+	int i = pk__self.gate_slot;
+
+	/* Relaxed: see pk__tid(). */
+	if (__builtin_expect(i > 0 && pk__self.gate_slot_gen ==
+					     atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed),
+			     1))
+		return &slots[i - 1];
+	return slot_claim();
+}
+
 bool pk__gate_enter(void)
 {
+	unsigned d = pk__self.gate_depth;
+	struct gate_slot *s = NULL;
 	_Atomic unsigned long *g;
 
-	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth + 1;
-	g = &gates[pk__tid() % GATES].n;
-	/* LMM(gate:A), LMM(gate:D) */
-	atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
-		return true;
-	atomic_fetch_sub_explicit(g, 1, memory_order_release);
-	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth - 1;
+	if (atomic_load_explicit(&gate_fast, memory_order_relaxed) && d < 64)
+		s = my_slot();
+	if (s)
+		pk__self.gate_by_slot |= 1ull << d;
+	else if (d < 64)
+		pk__self.gate_by_slot &= ~(1ull << d);
+	atomic_signal_fence(memory_order_seq_cst);
+	*(volatile unsigned *)&pk__self.gate_depth = d + 1;
+	if (s) {
+		/* LMM(gate:E) */
+		atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
+			return true;
+		/* LMM(gate:F) */
+		atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) - 1,
+				      memory_order_release);
+	} else {
+		g = &gates[pk__tid() % GATES].n;
+		/* LMM(gate:A), LMM(gate:D) */
+		atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
+		if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
+			return true;
+		atomic_fetch_sub_explicit(g, 1, memory_order_release);
+	}
+	*(volatile unsigned *)&pk__self.gate_depth = d;
 	return false;
 }
 
 void pk__gate_exit(void)
 {
-	/* LMM(gate:C) */
-	atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
-	*(volatile unsigned *)&pk__self.gate_depth = pk__self.gate_depth - 1;
+	unsigned d = pk__self.gate_depth - 1;
+	struct gate_slot *s;
+
+	if (d < 64 && (pk__self.gate_by_slot >> d & 1)) {
+		s = &slots[pk__self.gate_slot - 1];
+		/* LMM(gate:F) */
+		atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) - 1,
+				      memory_order_release);
+	} else {
+		/* LMM(gate:C) */
+		atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
+	}
+	*(volatile unsigned *)&pk__self.gate_depth = d;
+}
+
+int pk__gate_slot_self(void)
+{
+	return pk__self.gate_slot > 0 && pk__self.gate_slot_gen == pk__self.fork_gen
+		       ? pk__self.gate_slot - 1 : -1;
+}
+
+bool pk__gate_slots_on(void)
+{
+	return atomic_load_explicit(&gate_fast, memory_order_relaxed);
+}
+
+/* Wait until the slots hold no entry but @mine in this thread's own.  false: timed out. */
+static bool slots_wait(uint64_t until, unsigned long mine_in_own)
+{
+	struct timespec nap = { 0, 50000 };
+	int own = pk__self.gate_slot_gen == pk__self.fork_gen ? pk__self.gate_slot - 1 : -1;
+	unsigned i;
+
+	if (!atomic_load_explicit(&gate_fast, memory_order_relaxed))
+		return true;
+	if (!gates_barrier())
+		return false;
+	for (i = 0; i < SLOTS; i++) {
+		unsigned long mine = (int)i == own ? mine_in_own : 0;
+
+		/* LMM(gate:E), LMM(gate:F) */
+		while (atomic_load_explicit(&slots[i].n, memory_order_acquire) > mine) {
+			if (pk__now_ns() >= until)
+				return false;
+			nanosleep(&nap, NULL);
+		}
+	}
+	return true;
+}
+
+/* This thread's entries made through its slot, or through the shared counters. */
+static unsigned long own_entries(bool by_slot)
+{
+	unsigned d = pk__self.gate_depth, k;
+	unsigned long n = 0;
+
+	for (k = 0; k < d; k++)
+		if (k >= 64 ? !by_slot : (bool)(pk__self.gate_by_slot >> k & 1) == by_slot)
+			n++;
+	return n;
 }
 
 bool pk__gates_quiesce(unsigned ms)
 {
 	struct timespec nap = { 0, 50000 };
 	uint64_t until = pk__now_ns() + (uint64_t)ms * 1000000ull;
-	unsigned i, own = pk__tid() % GATES, mine;
+	unsigned i, own = pk__tid() % GATES;
+	unsigned long mine;
 
 	for (i = 0; i < GATES; i++) {
-		mine = i == own ? *(volatile unsigned *)&pk__self.gate_depth : 0;
+		mine = i == own ? own_entries(false) : 0;
 		/* LMM(gate:D), LMM(gate:C) */
 		while (atomic_load_explicit(&gates[i].n, memory_order_seq_cst) > mine) {
 			if (pk__now_ns() >= until)
@@ -145,7 +383,7 @@ bool pk__gates_quiesce(unsigned ms)
 			nanosleep(&nap, NULL);
 		}
 	}
-	return true;
+	return slots_wait(until, own_entries(true));
 }
 
 /* pk_init(): wait (at most @ms) until no caller is inside the gate. */
@@ -163,7 +401,7 @@ static bool gates_drain(unsigned ms)
 			nanosleep(&nap, NULL);
 		}
 	}
-	return true;
+	return slots_wait(until, 0);
 }
 
 /*
@@ -203,8 +441,18 @@ static void atfork_child(void)
 	 */
 	for (unsigned i = 0; i < GATES; i++)
 		atomic_store_explicit(&gates[i].n,
-				      i == pk__tid() % GATES ? pk__self.gate_depth : 0,
+				      i == pk__tid() % GATES ? own_entries(false) : 0,
 				      memory_order_relaxed);
+	/* Its slot, if it has one, goes on with its new tid; the others are free. */
+	for (int i = 0; i < SLOTS; i++) {
+		bool own = pk__self.gate_slot == i + 1;
+
+		atomic_store_explicit(&slots[i].n, own ? own_entries(true) : 0,
+				      memory_order_relaxed);
+		atomic_store_explicit(&slots[i].owner, own ? pk__tid() : 0, memory_order_relaxed);
+	}
+	if (pk__self.gate_slot > 0)
+		pk__self.gate_slot_gen = pk__self.fork_gen;
 	pthread_mutex_init(&init_lock, NULL);
 	pk__flush_atfork_child();
 }
@@ -597,7 +845,7 @@ static int reinit(const struct pk_config *cfg)
 
 int pk_init(const struct pk_config *cfg)
 {
-	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT, gates_once = PTHREAD_ONCE_INIT;
 	struct pk_config def;
 	int expect = PK__UNINIT;
 	int ret, store_err;
@@ -633,8 +881,10 @@ int pk_init(const struct pk_config *cfg)
 	/* Strings in cfg may not outlive the call; keep none of them. */
 	pk__g.cfg.buffer_path = NULL;
 	pk__g.cfg.consoles = NULL;
-	if (ret == 0)
+	if (ret == 0) {
 		pthread_once(&atfork_once, register_atfork);
+		pthread_once(&gates_once, gates_setup);
+	}
 	in_init = false;
 	/* Publishes pk__g.ring and the flush state to pk__ensure_init(). */
 	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);

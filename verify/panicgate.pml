@@ -25,7 +25,10 @@
  *
  * Abstractions.  SPIN is sequentially consistent; the C code gets the same
  * outcome for this store-then-load pattern (gate:D in printk.c) from
- * seq_cst on all four accesses, which C11 orders in one total order.  The
+ * seq_cst on all four accesses, which C11 orders in one total order, or,
+ * for a caller counted in a slot of its own (gate:E), from the waiter's
+ * membarrier(2) between its store and its loads, which makes the caller's
+ * compiler barrier act as a full one.  The
  * gate counters (16, by thread) are one counter here: the wait reads them
  * all, and a sum is zero exactly when each is.  The records are visited in
  * writer order, not seq order: what matters is only whether each is
