@@ -225,6 +225,9 @@ void pk__rec_render(struct pk_ring_rec *rec);
 /* Tests: this thread's store-gate slot (-1: none); do callers use slots (printk.c)? */
 int pk__gate_slot_self(void);
 bool pk__gate_slots_on(void);
+/* Tests: turn slots on or off for new entries; every entry counted in a gate or slot. */
+void pk__gate_slots_set(bool on);
+unsigned long pk__gate_count(void);
 uint32_t pk__tid(void);
 uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */

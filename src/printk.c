@@ -89,11 +89,11 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  * handler interrupting its own thread inside a gate does not wait for
  * itself.  It is raised before the shared increment and lowered after the
  * decrement: a signal between the two sees one entry too many of its own
- * and may miss one other thread that shares the gate (a window of one
- * instruction); it never waits for itself.  A fork() inside a gate (a
+ * and may miss one other thread that shares the gate (a window of a few
+ * instructions, the tid's lookup among them); it never waits for itself.  A fork() inside a gate (a
  * console's write() that forks) keeps the thread's entries in the
  * child, under the gate of its new tid (atfork_child()); a fork() from a
- * signal handler in that same one-instruction window leaves one entry
+ * signal handler in that same window leaves one entry
  * counted for ever in the child, which only makes a later pk_init() or
  * panic wait its bound.
  *
@@ -122,11 +122,13 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
  * A thread that gets no slot (all taken by live threads), or enters before
  * the library is set up, uses the shared counters; pk__self.gate_by_slot
  * records, entry by entry, which way the thread went in, so that it leaves
- * the same way (a signal handler's entry nests inside its thread's).  A
- * slot whose thread exited is taken over once its count is 0 (its owner
- * no longer exists: tgkill(pid, tid, 0) fails with ESRCH; a thread that
- * reuses the tid takes it as its own).  PK_GATE=counters, or a kernel
- * without the command, keeps every caller on the shared counters.
+ * the same way (a signal handler's entry nests inside its thread's, at
+ * the next depth: the depth rises before the bit is written).  A slot
+ * whose thread exited is taken over once its count is 0 (its owner no
+ * longer exists: tgkill(pid, tid, 0) fails with ESRCH), always by a
+ * compare-and-swap of its owner.  PK_GATE=counters, or a kernel without
+ * the command, keeps every caller on the shared counters; a membarrier()
+ * refused after setup turns the slots off for new callers (slots_wait()).
  */
 #define LMM(label)
 #define GATES	16
@@ -146,8 +148,18 @@ static struct gate_slot {
 	_Atomic uint32_t owner;		/* the tid that claimed it, 0 free */
 } slots[SLOTS];
 
-/* Set once, before the library is first READY; never cleared. */
+/* Set once, before the library is first READY; cleared only if membarrier() fails later. */
 static _Atomic bool gate_fast;
+
+/*
+ * Frees a thread's slot when it exits (gates_setup() creates it).  Set by
+ * slot_claim() only when the key is one of the first 32, which glibc
+ * keeps in the thread's own block (pthread_setspecific() then only stores
+ * a pointer: safe in a signal handler); otherwise the slot waits to be
+ * taken over.
+ */
+static pthread_key_t slot_key;
+static bool slot_key_ok;
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_QUERY				0
@@ -166,6 +178,20 @@ static long membarrier_call(int cmd)
 #endif
 }
 
+/* A thread exits (slot_key's destructor): its slot is free for the next. */
+static void slot_release(void *p)
+{
+	struct gate_slot *s = p;
+	uint32_t tid = pk__tid();
+
+	/* Release: its last count before the next owner's acquire. */
+	if (!atomic_load_explicit(&s->n, memory_order_relaxed))
+		atomic_compare_exchange_strong_explicit(&s->owner, &tid, 0, memory_order_release,
+							memory_order_relaxed);
+	if (pk__self.gate_slot > 0 && &slots[pk__self.gate_slot - 1] == s)
+		pk__self.gate_slot = 0;
+}
+
 /* First pk_init(), before the state is first READY: may callers use slots? */
 static void gates_setup(void)
 {
@@ -174,6 +200,8 @@ static void gates_setup(void)
 
 	if (v && !strcmp(v, "counters"))
 		return;
+	if (pthread_key_create(&slot_key, slot_release) == 0)
+		slot_key_ok = slot_key < 32;
 	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
 	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
@@ -215,23 +243,34 @@ static bool tid_gone(uint32_t tid)
 
 /*
  * The first entry of this thread (in this process): claim a slot, a free
- * one (or one its tid holds already) first, else one whose thread exited
- * (at most SLOT_PROBES of those looked at, a system call each).  NULL:
- * none.
+ * one first, else one whose thread exited (at most SLOT_PROBES of those
+ * looked at, a system call each).  A slot is taken only by a
+ * compare-and-swap of its owner, never because it names this tid: a slot
+ * of an exited thread whose tid this thread reuses stays as it is until
+ * this thread exits (a slot lost, never one shared).  NULL: none.
  */
 static __attribute__((noinline)) struct gate_slot *slot_claim(void)
 {
-	uint32_t tid = pk__tid(), gen = pk__self.fork_gen, cur;
-	unsigned i, k, probes = 0;
-	int pass;
+	uint32_t tid, gen, cur;
+	unsigned i, k, probes;
+	int pass, mine;
 
-	if (pk__self.gate_slot < 0 && pk__self.gate_slot_gen == gen)
+retry:
+	tid = pk__tid();
+	gen = pk__self.fork_gen;
+	mine = pk__self.gate_slot;
+	if (mine < 0 && pk__self.gate_slot_gen == gen)
 		return NULL;
-	for (pass = 0; pass < 2; pass++) {
+	/* Its own still: a fork child's atfork_child() gave it the child's tid. */
+	if (mine > 0 && atomic_load_explicit(&slots[mine - 1].owner, memory_order_relaxed) == tid)
+		goto publish;
+	mine = -1;
+	probes = 0;
+	for (pass = 0; pass < 2 && mine < 0; pass++) {
 		for (k = 0; k < SLOTS; k++) {
 			i = (tid + k) % SLOTS;
 			cur = atomic_load_explicit(&slots[i].owner, memory_order_relaxed);
-			if (cur != tid && cur != 0) {
+			if (cur) {
 				if (!pass || atomic_load_explicit(&slots[i].n, memory_order_relaxed))
 					continue;
 				if (probes++ >= SLOT_PROBES)
@@ -240,18 +279,38 @@ static __attribute__((noinline)) struct gate_slot *slot_claim(void)
 					continue;
 			}
 			/* Acquire: the last count of a thread that left it. */
-			if (cur == tid || atomic_compare_exchange_strong_explicit(
-						  &slots[i].owner, &cur, tid, memory_order_acquire,
-						  memory_order_relaxed)) {
-				pk__self.gate_slot_gen = gen;
-				pk__self.gate_slot = (int)i + 1;
-				return &slots[i];
+			if (atomic_compare_exchange_strong_explicit(&slots[i].owner, &cur, tid,
+								    memory_order_acquire,
+								    memory_order_relaxed)) {
+				mine = (int)i + 1;
+				break;
 			}
 		}
 	}
+	/*
+	 * A signal handler that entered a gate meanwhile claimed a slot for
+	 * this thread itself: keep that one, give this one back.
+	 */
+	if (mine > 0 && pk__self.gate_slot > 0 && pk__self.gate_slot != mine &&
+	    pk__self.gate_slot_gen == gen &&
+	    atomic_load_explicit(&slots[pk__self.gate_slot - 1].owner, memory_order_relaxed) == tid) {
+		atomic_store_explicit(&slots[mine - 1].owner, 0, memory_order_release);
+		mine = pk__self.gate_slot;
+	}
+publish:
+	pk__self.gate_slot = mine;
 	pk__self.gate_slot_gen = gen;
-	pk__self.gate_slot = -1;
-	return NULL;
+	if (mine > 0 && slot_key_ok)
+		pthread_setspecific(slot_key, &slots[mine - 1]);
+	atomic_signal_fence(memory_order_seq_cst);
+	/*
+	 * A fork() from a signal handler since gen was read: the child's
+	 * atfork_child() freed every slot but the one published then.  Claim
+	 * again in the child's terms.
+	 */
+	if (atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed) != gen)
+		goto retry;
+	return mine > 0 ? &slots[mine - 1] : NULL;
 }
 
 /* This thread's slot; NULL: none. */
@@ -267,24 +326,35 @@ static inline struct gate_slot *my_slot(void)
 	return slot_claim();
 }
 
+/*
+ * The way in is chosen and written to bit d of gate_by_slot, then the
+ * depth rises, then the count, then the bit is written again: a signal
+ * handler that entered before the depth rose nested at depth d too and
+ * may have left its own way in bit d.  Between the depth's rise and the
+ * count (one instruction) a fork() from a handler counts the entry in the
+ * child once too often, as before the slots.
+ */
 bool pk__gate_enter(void)
 {
 	unsigned d = pk__self.gate_depth;
 	struct gate_slot *s = NULL;
-	_Atomic unsigned long *g;
+	_Atomic unsigned long *g = NULL;
+	uint64_t bit = d < 64 ? 1ull << d : 0;
 
-	if (atomic_load_explicit(&gate_fast, memory_order_relaxed) && d < 64)
+	if (bit && atomic_load_explicit(&gate_fast, memory_order_relaxed))
 		s = my_slot();
-	if (s)
-		pk__self.gate_by_slot |= 1ull << d;
-	else if (d < 64)
-		pk__self.gate_by_slot &= ~(1ull << d);
+	if (!s)
+		g = &gates[pk__tid() % GATES].n;
+	pk__self.gate_by_slot = s ? pk__self.gate_by_slot | bit : pk__self.gate_by_slot & ~bit;
 	atomic_signal_fence(memory_order_seq_cst);
 	*(volatile unsigned *)&pk__self.gate_depth = d + 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	if (s) {
 		/* LMM(gate:E) */
 		atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) + 1,
 				      memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		pk__self.gate_by_slot |= bit;
 		atomic_signal_fence(memory_order_seq_cst);
 		if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
 			return true;
@@ -292,13 +362,14 @@ bool pk__gate_enter(void)
 		atomic_store_explicit(&s->n, atomic_load_explicit(&s->n, memory_order_relaxed) - 1,
 				      memory_order_release);
 	} else {
-		g = &gates[pk__tid() % GATES].n;
 		/* LMM(gate:A), LMM(gate:D) */
 		atomic_fetch_add_explicit(g, 1, memory_order_seq_cst);
+		pk__self.gate_by_slot &= ~bit;
 		if (atomic_load_explicit(&pk__g.state, memory_order_seq_cst) == PK__READY)
 			return true;
 		atomic_fetch_sub_explicit(g, 1, memory_order_release);
 	}
+	atomic_signal_fence(memory_order_seq_cst);
 	*(volatile unsigned *)&pk__self.gate_depth = d;
 	return false;
 }
@@ -317,6 +388,7 @@ void pk__gate_exit(void)
 		/* LMM(gate:C) */
 		atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
 	}
+	atomic_signal_fence(memory_order_seq_cst);
 	*(volatile unsigned *)&pk__self.gate_depth = d;
 }
 
@@ -331,6 +403,23 @@ bool pk__gate_slots_on(void)
 	return atomic_load_explicit(&gate_fast, memory_order_relaxed);
 }
 
+void pk__gate_slots_set(bool on)
+{
+	atomic_store_explicit(&gate_fast, on, memory_order_relaxed);
+}
+
+unsigned long pk__gate_count(void)
+{
+	unsigned long n = 0;
+	unsigned i;
+
+	for (i = 0; i < GATES; i++)
+		n += atomic_load_explicit(&gates[i].n, memory_order_relaxed);
+	for (i = 0; i < SLOTS; i++)
+		n += atomic_load_explicit(&slots[i].n, memory_order_relaxed);
+	return n;
+}
+
 /* Wait until the slots hold no entry but @mine in this thread's own.  false: timed out. */
 static bool slots_wait(uint64_t until, unsigned long mine_in_own)
 {
@@ -340,8 +429,18 @@ static bool slots_wait(uint64_t until, unsigned long mine_in_own)
 
 	if (!atomic_load_explicit(&gate_fast, memory_order_relaxed))
 		return true;
-	if (!gates_barrier())
-		return false;
+	if (!gates_barrier()) {
+		/*
+		 * membarrier() refused since setup (a seccomp filter installed
+		 * later): callers from now on take the shared counters, and the
+		 * slots' stores get a millisecond to show, which is no proof
+		 * but all that is left.
+		 */
+		struct timespec ms1 = { 0, 1000000 };
+
+		atomic_store_explicit(&gate_fast, false, memory_order_relaxed);
+		nanosleep(&ms1, NULL);
+	}
 	for (i = 0; i < SLOTS; i++) {
 		unsigned long mine = (int)i == own ? mine_in_own : 0;
 
