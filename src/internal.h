@@ -55,6 +55,7 @@ struct pk__thread {
 	uint64_t gate_by_slot;	/* bit d: its entry at depth d went through its slot */
 	int gate_slot;		/* its gate slot + 1, 0 none yet, -1 none to be had */
 	uint32_t gate_slot_gen;	/* pk__g.fork_gen when gate_slot was set */
+	unsigned gate_idx;	/* its shared counter + 1, 0 not chosen yet (gate_idx()) */
 	bool early_stored;	/* stored into the early store (pk__early_settle) */
 	uint64_t early_seq;	/* the last of those */
 };
@@ -225,7 +226,7 @@ void pk__rec_render(struct pk_ring_rec *rec);
 /* Tests: this thread's store-gate slot (-1: none); do callers use slots (printk.c)? */
 int pk__gate_slot_self(void);
 bool pk__gate_slots_on(void);
-/* Tests: turn slots on or off for new entries; every entry counted in a gate or slot. */
+/* Tests: turn slots on or off for new entries; how many gates and slots count an entry (or wrapped). */
 void pk__gate_slots_set(bool on);
 unsigned long pk__gate_count(void);
 uint32_t pk__tid(void);

@@ -159,7 +159,39 @@ static _Atomic bool gate_fast;
  * taken over.
  */
 static pthread_key_t slot_key;
-static bool slot_key_ok;
+static bool slot_key_made;
+static _Atomic bool slot_key_ok;
+
+/*
+ * Unloaded (dlclose() of an object that links libprintk in, or exit()):
+ * no destructor may stay registered in code about to be unmapped.  The
+ * slots of threads still alive are then not freed at their exit.
+ */
+__attribute__((destructor)) static void gates_fini(void)
+{
+	if (!slot_key_made)
+		return;
+	atomic_store_explicit(&slot_key_ok, false, memory_order_relaxed);
+	pthread_key_delete(slot_key);
+	slot_key_made = false;
+}
+
+/*
+ * The shared counter this thread uses, chosen by tid on its first entry
+ * and kept, also in a fork child: an entry and its exit always use the
+ * same one, whatever fork() comes between (atfork_child() counts the
+ * thread's entries there).
+ */
+static unsigned gate_idx(void)
+{
+	unsigned i = pk__self.gate_idx;
+
+	if (__builtin_expect(!i, 0)) {
+		i = pk__tid() % GATES + 1;
+		pk__self.gate_idx = i;
+	}
+	return i - 1;
+}
 
 #ifndef MEMBARRIER_CMD_PRIVATE_EXPEDITED
 #define MEMBARRIER_CMD_QUERY				0
@@ -184,12 +216,18 @@ static void slot_release(void *p)
 	struct gate_slot *s = p;
 	uint32_t tid = pk__tid();
 
+	/*
+	 * Forget it first: a signal handler that logs from here on claims
+	 * another slot (which the next round of destructors frees) instead
+	 * of counting in one that may have a new owner already.
+	 */
+	if (pk__self.gate_slot > 0 && &slots[pk__self.gate_slot - 1] == s)
+		pk__self.gate_slot = 0;
+	atomic_signal_fence(memory_order_seq_cst);
 	/* Release: its last count before the next owner's acquire. */
 	if (!atomic_load_explicit(&s->n, memory_order_relaxed))
 		atomic_compare_exchange_strong_explicit(&s->owner, &tid, 0, memory_order_release,
 							memory_order_relaxed);
-	if (pk__self.gate_slot > 0 && &slots[pk__self.gate_slot - 1] == s)
-		pk__self.gate_slot = 0;
 }
 
 /* First pk_init(), before the state is first READY: may callers use slots? */
@@ -200,8 +238,11 @@ static void gates_setup(void)
 
 	if (v && !strcmp(v, "counters"))
 		return;
-	if (pthread_key_create(&slot_key, slot_release) == 0)
-		slot_key_ok = slot_key < 32;
+	if (pthread_key_create(&slot_key, slot_release) == 0) {
+		slot_key_made = true;
+		/* Release: slot_claim() reads the key after its acquire load of this. */
+		atomic_store_explicit(&slot_key_ok, slot_key < 32, memory_order_release);
+	}
 	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
 	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
@@ -300,7 +341,7 @@ retry:
 publish:
 	pk__self.gate_slot = mine;
 	pk__self.gate_slot_gen = gen;
-	if (mine > 0 && slot_key_ok)
+	if (mine > 0 && atomic_load_explicit(&slot_key_ok, memory_order_acquire))
 		pthread_setspecific(slot_key, &slots[mine - 1]);
 	atomic_signal_fence(memory_order_seq_cst);
 	/*
@@ -344,7 +385,7 @@ bool pk__gate_enter(void)
 	if (bit && atomic_load_explicit(&gate_fast, memory_order_relaxed))
 		s = my_slot();
 	if (!s)
-		g = &gates[pk__tid() % GATES].n;
+		g = &gates[gate_idx()].n;
 	pk__self.gate_by_slot = s ? pk__self.gate_by_slot | bit : pk__self.gate_by_slot & ~bit;
 	atomic_signal_fence(memory_order_seq_cst);
 	*(volatile unsigned *)&pk__self.gate_depth = d + 1;
@@ -386,7 +427,7 @@ void pk__gate_exit(void)
 				      memory_order_release);
 	} else {
 		/* LMM(gate:C) */
-		atomic_fetch_sub_explicit(&gates[pk__tid() % GATES].n, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&gates[gate_idx()].n, 1, memory_order_release);
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	*(volatile unsigned *)&pk__self.gate_depth = d;
@@ -414,9 +455,9 @@ unsigned long pk__gate_count(void)
 	unsigned i;
 
 	for (i = 0; i < GATES; i++)
-		n += atomic_load_explicit(&gates[i].n, memory_order_relaxed);
+		n += atomic_load_explicit(&gates[i].n, memory_order_relaxed) != 0;
 	for (i = 0; i < SLOTS; i++)
-		n += atomic_load_explicit(&slots[i].n, memory_order_relaxed);
+		n += atomic_load_explicit(&slots[i].n, memory_order_relaxed) != 0;
 	return n;
 }
 
@@ -470,7 +511,7 @@ bool pk__gates_quiesce(unsigned ms)
 {
 	struct timespec nap = { 0, 50000 };
 	uint64_t until = pk__now_ns() + (uint64_t)ms * 1000000ull;
-	unsigned i, own = pk__tid() % GATES;
+	unsigned i, own = gate_idx();
 	unsigned long mine;
 
 	for (i = 0; i < GATES; i++) {
@@ -540,7 +581,7 @@ static void atfork_child(void)
 	 */
 	for (unsigned i = 0; i < GATES; i++)
 		atomic_store_explicit(&gates[i].n,
-				      i == pk__tid() % GATES ? own_entries(false) : 0,
+				      i == gate_idx() ? own_entries(false) : 0,
 				      memory_order_relaxed);
 	/* Its slot, if it has one, goes on with its new tid; the others are free. */
 	for (int i = 0; i < SLOTS; i++) {

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -942,16 +943,43 @@ static void test_report_check_finds_damage(void **state)
 
 /* ---- dlclose of a plugin that runs libprintk's threads ---- */
 
+/* A host thread that logs through the plugin, then exits after the dlclose(). */
+static void *dl_handle;
+static enum pk_mode dl_mode;
+static sem_t dl_ran, dl_closed;
+
+static void *dl_thread(void *arg)
+{
+	int (*run)(int) = (int (*)(int))dlsym(dl_handle, "plugin_run");
+
+	(void)arg;
+	TU_CHECK(run && run((int)dl_mode) == 0);
+	sem_post(&dl_ran);
+	while (sem_wait(&dl_closed) == -1)
+		;
+	return NULL;	/* its thread-specific destructors run now: none may be the plugin's */
+}
+
 static void dlclose_child(enum pk_mode mode)
 {
 	int (*run)(int);
 	void *h = dlopen(PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
 	struct timespec ts = { 0, 300000000 };
+	pthread_t t;
 
 	TU_CHECK(h != NULL);
 	run = (int (*)(int))dlsym(h, "plugin_run");
 	TU_CHECK(run && run((int)mode) == 0);
+	dl_handle = h;
+	dl_mode = mode;
+	sem_init(&dl_ran, 0, 0);
+	sem_init(&dl_closed, 0, 0);
+	TU_CHECK(pthread_create(&t, NULL, dl_thread, NULL) == 0);
+	while (sem_wait(&dl_ran) == -1)
+		;
 	TU_CHECK(dlclose(h) == 0);
+	sem_post(&dl_closed);
+	TU_CHECK(pthread_join(t, NULL) == 0);
 	/* A thread of the unloaded copy would crash the host by now. */
 	nanosleep(&ts, NULL);
 	_exit(0);
