@@ -150,6 +150,8 @@ static struct gate_slot {
 
 /* Set once, before the library is first READY; cleared only if membarrier() fails later. */
 static _Atomic bool gate_fast;
+/* Ever set: the waiters read the slots (callers that went in by one may still be inside). */
+static _Atomic bool slots_ever;
 
 /*
  * Frees a thread's slot when it exits (gates_setup() creates it).  Set by
@@ -247,6 +249,7 @@ static void gates_setup(void)
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
 	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
 		return;
+	atomic_store_explicit(&slots_ever, true, memory_order_relaxed);
 	atomic_store_explicit(&gate_fast, true, memory_order_relaxed);
 }
 
@@ -260,7 +263,7 @@ static bool gates_barrier(void)
 	int e = errno;
 	bool ok;
 
-	if (!atomic_load_explicit(&gate_fast, memory_order_relaxed))
+	if (!atomic_load_explicit(&slots_ever, memory_order_relaxed))
 		return true;
 	ok = membarrier_call(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
 	if (!ok && errno == EPERM) {
@@ -468,7 +471,7 @@ static bool slots_wait(uint64_t until, unsigned long mine_in_own)
 	int own = pk__self.gate_slot_gen == pk__self.fork_gen ? pk__self.gate_slot - 1 : -1;
 	unsigned i;
 
-	if (!atomic_load_explicit(&gate_fast, memory_order_relaxed))
+	if (!atomic_load_explicit(&slots_ever, memory_order_relaxed))
 		return true;
 	if (!gates_barrier()) {
 		/*
