@@ -240,15 +240,20 @@ static void gates_setup(void)
 
 	if (v && !strcmp(v, "counters"))
 		return;
+	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
+		return;
 	if (pthread_key_create(&slot_key, slot_release) == 0) {
 		slot_key_made = true;
 		/* Release: slot_claim() reads the key after its acquire load of this. */
 		atomic_store_explicit(&slot_key_ok, slot_key < 32, memory_order_release);
 	}
-	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
-	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
-	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
-		return;
+	/*
+	 * Relaxed, both: pk_init()'s release store of READY publishes them to
+	 * callers and waiters.  A caller that still reads gate_fast false
+	 * takes the counters, and its entry records which way it went.
+	 */
 	atomic_store_explicit(&slots_ever, true, memory_order_relaxed);
 	atomic_store_explicit(&gate_fast, true, memory_order_relaxed);
 }

@@ -40,18 +40,7 @@
 
 #define SLOTS_IN_LIB	256
 
-static void child_init(const char *spec, size_t size)
-{
-	struct pk_config cfg;
-
-	pk_config_init(&cfg);
-	cfg.flags |= PK_CFG_NO_ATEXIT;
-	cfg.consoles = spec;
-	cfg.buffer_size = size;
-	cfg.console_loglevel = PK_DEBUG + 1;
-	TU_CHECK(pk_init(&cfg) == 0);
-}
-
+/* pk_init() with a file console for every level and a store of @size (a switch if it changed). */
 static int reinit_size(const char *spec, size_t size)
 {
 	struct pk_config cfg;
@@ -62,6 +51,11 @@ static int reinit_size(const char *spec, size_t size)
 	cfg.buffer_size = size;
 	cfg.console_loglevel = PK_DEBUG + 1;
 	return pk_init(&cfg);
+}
+
+static void child_init(const char *spec, size_t size)
+{
+	TU_CHECK(reinit_size(spec, size) == 0);
 }
 
 /* Run @fn in a child; its exit status must be 0. */
