@@ -11,8 +11,9 @@
  *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+relp://HOST[:PORT]
  *   | syslog+unix://PATH | netconsole://HOST[:PORT] | netconsole+ext://HOST[:PORT]
  *
- * A bad entry is reported on stderr, naming it, and skipped; the others
- * still count.  At init (pk__console_register_env), a PK_CONSOLE none of
+ * A bad entry is reported on stderr, naming it (its first SHOW_MAX bytes),
+ * and skipped with its options, once, however long; the others still
+ * count.  At init (pk__console_register_env), a PK_CONSOLE none of
  * whose entries could be used falls back to stderr, saying so once: a typo
  * must not leave the program with no output at all.  An empty PK_CONSOLE
  * (no entries) means no console, as asked.
@@ -113,15 +114,20 @@ struct item {
 	size_t key;
 };
 
+/* What read_item() says of an item longer than ITEM_MAX - 1 bytes. */
+#define ITEM_TOO_LONG	(-E2BIG)
+
 /*
  * Read the item at *@pp up to an unquoted ',' (or the end), unquoting it
- * into @it; *@pp is left at the ',' or the end.  Return: 0, -EINVAL for an
- * unterminated quote or a trailing backslash, -ENAMETOOLONG.
+ * into @it; *@pp is left at the ',' or the end, whatever the item holds,
+ * so that a bad item is skipped whole.  Return: 0, -EINVAL for an
+ * unterminated quote or a trailing backslash, ITEM_TOO_LONG.
  */
 static int read_item(const char **pp, struct item *it)
 {
 	const char *p = *pp;
 	bool quoted = false, lit;
+	int ret = 0;
 	size_t k;
 	char c;
 
@@ -136,13 +142,19 @@ static int read_item(const char **pp, struct item *it)
 			continue;
 		}
 		if (c == '\\' && (!quoted || p[1] == '"' || p[1] == '\\')) {
-			if (!p[1])
-				return -EINVAL;
+			if (!p[1]) {
+				p++;	/* the end: nothing follows to escape */
+				ret = ret ? ret : -EINVAL;
+				break;
+			}
 			c = *++p;
 			lit = true;
 		}
-		if (it->len >= sizeof(it->buf) - 1)
-			return -ENAMETOOLONG;
+		if (it->len >= sizeof(it->buf) - 1) {
+			/* Read on to its end (quotes still count), keeping nothing. */
+			ret = ITEM_TOO_LONG;
+			continue;
+		}
 		if (!lit && c == '@')
 			it->at = (long)it->len;
 		if (!lit && c == '%')
@@ -156,10 +168,10 @@ static int read_item(const char **pp, struct item *it)
 		it->buf[it->len++] = c;
 	}
 	*pp = p;
-	if (quoted)
-		return -EINVAL;
 	it->buf[it->len] = '\0';
-	return 0;
+	if (!ret && quoted)
+		ret = -EINVAL;
+	return ret;
 }
 
 /* A console being put together from its entry and options. */
@@ -477,10 +489,23 @@ static int register_one(struct spec_con *sc, bool config)
 	return 0;
 }
 
+/* The most of an entry a message quotes: the rest is counted. */
+#define SHOW_MAX	200
+
 static void bad(const char *from, const char *to, int err)
 {
-	fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)(to - from), from,
-		strerror(-err));
+	size_t n = (size_t)(to - from);
+	char why[64];
+
+	if (err == ITEM_TOO_LONG)
+		snprintf(why, sizeof(why), "an item is longer than %d bytes", ITEM_MAX - 1);
+	else
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	if (n <= SHOW_MAX)
+		fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)n, from, why);
+	else
+		fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s...\" (%zu bytes): %s\n",
+			SHOW_MAX, from, n, why);
 }
 
 /* Register @spec's entries; *@bad counts those refused.  Return: registered. */
@@ -521,8 +546,8 @@ static int register_spec(const char *spec, bool config, int *nbad)
 
 			if (!r && !it.len)
 				continue;
-			if (!r && !it.key) {
-				p = save;	/* the next console */
+			if (!it.key) {
+				p = save;	/* the next console (bad or not: its own) */
 				break;
 			}
 			if (!ret && r)
@@ -573,8 +598,13 @@ int pk__console_register_env(const char *spec)
 	n = register_spec(spec, true, &bad);
 	if (n > 0 || !bad)
 		return n;
-	fprintf(stderr, "libprintk: PK_CONSOLE=\"%s\" has no usable console; printing to stderr\n",
-		spec);
+	if (strlen(spec) <= SHOW_MAX)
+		fprintf(stderr,
+			"libprintk: PK_CONSOLE=\"%s\" has no usable console; printing to stderr\n",
+			spec);
+	else
+		fprintf(stderr, "libprintk: PK_CONSOLE=\"%.*s...\" (%zu bytes) has no usable "
+			"console; printing to stderr\n", SHOW_MAX, spec, strlen(spec));
 	if (pk_console_fd_make(STDERR_FILENO, &drv) < 0)
 		return 0;
 	if (!pk__con_register_named(drv.ops, drv.ctx, -1, drv.format, "stderr", true)) {

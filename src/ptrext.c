@@ -22,7 +22,9 @@
  * An argument that cannot be dereferenced prints as the kernel's
  * check_pointer() does: "(null)", or "(efault)" for the first page and
  * ERR_PTR values.  Widths and precisions apply as in the kernel: to the
- * whole text for most, as the byte count for %ph and %pE.
+ * whole text for most, as the byte count for %ph and %pE.  Both are
+ * clamped to PK__KFIELD_MAX (a record's length): a wider field would show
+ * no more of the record, and %pE reads at most that many bytes.
  *
  * No lock, no allocation, no locale: safe in a signal handler.
  */
@@ -37,6 +39,8 @@
 #define MAX_ERRNO	4095
 #define HEX_MAX		64		/* %ph prints at most 64 bytes */
 #define SYM_LEN		512
+
+_Static_assert(PK__KFIELD_MAX == PK_RECORD_MAX, "a kernel field is clamped to a record");
 
 static const char hex_lo[] = "0123456789abcdef", hex_up[] = "0123456789ABCDEF";
 
@@ -450,11 +454,23 @@ static size_t alnum_run(const char *s)
 }
 
 size_t pk__ptrext(const struct pk__kout *o, const char *ext, const void *ptr,
-		  const struct pk__kspec *ks)
+		  const struct pk__kspec *spec)
 {
+	struct pk__kspec k = *spec;
+	const struct pk__kspec *ks = &k;
 	size_t n = alnum_run(ext);
 	uintptr_t v = (uintptr_t)ptr;
 	uint64_t u;
+
+	/*
+	 * A field wider than a record shows nothing more, and the padding
+	 * and zeros here are written a few bytes at a time: clamp, as the
+	 * kernel clamps to its own bounds (set_field_width()).
+	 */
+	if (k.width > PK__KFIELD_MAX)
+		k.width = PK__KFIELD_MAX;
+	if (k.prec > PK__KFIELD_MAX)
+		k.prec = PK__KFIELD_MAX;
 
 	switch (ext[0]) {
 	case 'S': case 's': case 'B':

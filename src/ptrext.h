@@ -21,6 +21,13 @@ struct pk__kspec {
 	int prec;	/* -1: none */
 };
 
+/*
+ * Widths and precisions above this (PK_RECORD_MAX) are taken as this
+ * much: what a record can show.  The text then agrees with the clamped
+ * width, and its cost is bounded (an INT_MAX width would pad for seconds).
+ */
+#define PK__KFIELD_MAX	1024
+
 /* Where the text goes: @put(@sink, bytes, count), which counts past the end. */
 struct pk__kout {
 	void (*put)(void *sink, const char *p, size_t n);
@@ -31,7 +38,8 @@ struct pk__kout {
  * pk__ptrext() - one kernel %p conversion: @ext is the format after the
  * 'p' ("S", "I6c", "h" ..., or anything else for a plain %p), @ptr the
  * argument.  Every letter and digit after the 'p' belongs to the
- * conversion, as in the kernel.
+ * conversion, as in the kernel.  @ks's width and precision are clamped
+ * to PK__KFIELD_MAX.
  *
  * Context: any thread, async-signal-safe (no lock, no allocation).
  * Return: the number of characters of @ext it took.

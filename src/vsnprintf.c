@@ -43,7 +43,8 @@
  *  - The length returned is C's, saturated at INT_MAX where glibc returns
  *    -1 (EOVERFLOW); widths and precisions beyond INT_MAX are INT_MAX.
  *    Padding and digits are counted, not written, past the buffer's end,
- *    so an INT_MAX width costs what the buffer costs.
+ *    so an INT_MAX width costs what the buffer costs.  In kernel formats
+ *    the %p extensions clamp theirs to a record's length (ptrext.c).
  *  - %a rounds to nearest, ties to even, whatever the rounding mode (glibc
  *    follows fesetround()); %e %f %g follow the rounding mode as glibc does.
  *
@@ -548,7 +549,9 @@ static void put_wchar(struct sink *s, const struct spec *sp, wint_t c)
 
 /*
  * %ls: the bytes of whole characters that fit in the precision, as
- * wcsrtombs() with a limit gives them.
+ * wcsrtombs() with a limit gives them.  Once the precision is used up no
+ * further character is read: the array need not go on (or be terminated)
+ * past what is printed, and %.0ls reads nothing, as in glibc.
  */
 static void put_wstring(struct sink *s, const struct spec *sp, const wchar_t *ws)
 {
@@ -560,7 +563,7 @@ static void put_wstring(struct sink *s, const struct spec *sp, const wchar_t *ws
 		put_string(s, sp, NULL);
 		return;
 	}
-	for (i = 0; ws[i]; i++) {
+	for (i = 0; n < max && ws[i]; i++) {
 		k = utf8(b, (uint32_t)ws[i]);
 		if (k > max - n)
 			break;
@@ -569,7 +572,7 @@ static void put_wstring(struct sink *s, const struct spec *sp, const wchar_t *ws
 	pad = (int64_t)sp->width - (int64_t)n;
 	if (!(sp->fl & F_LEFT))
 		fill(s, ' ', pad);
-	for (n = 0, i = 0; ws[i]; i++) {
+	for (n = 0, i = 0; n < max && ws[i]; i++) {
 		k = utf8(b, (uint32_t)ws[i]);
 		if (k > max - n)
 			break;

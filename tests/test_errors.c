@@ -747,6 +747,123 @@ static void test_spec_malformed(void **state)
 	pk_shutdown();
 }
 
+/*
+ * An item longer than the parser keeps (4199 bytes), an over-long option,
+ * a quoted one with commas inside, a trailing backslash: each is one error
+ * naming the entry (its first 200 bytes and its length), and the entry is
+ * skipped whole with its options; nothing of it is parsed again as
+ * entries of its own.  The entries around it register.
+ */
+static void test_spec_long_item(void **state)
+{
+	size_t big = 120000, len;
+	char *spec = malloc(big + 8192), *msg, want[128];
+	int n;
+
+	(void)state;
+	assert_non_null(spec);
+	assert_int_equal(pk_init(NULL), 0);
+
+	/* 120 KB of path, with options after it. */
+	len = (size_t)sprintf(spec, "stdout@3,file:/nonexistent-dir/");
+	memset(spec + len, 'a', big);
+	len += big;
+	strcpy(spec + len, ",tid=on,name=long,fd:1@3");
+	err_begin();
+	n = pk_console_register_spec(spec);
+	msg = err_end();
+	assert_int_equal(n, 2);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_int_equal(tu_count(msg, "ignoring"), 1);
+	snprintf(want, sizeof(want), "...\" (%zu bytes): an item is longer than 4199 bytes\n",
+		 strlen(spec) - strlen("stdout@3,") - strlen(",fd:1@3"));
+	assert_contains(msg, want);
+	assert_contains(msg, "ignoring \"file:/nonexistent-dir/aaaa");
+	assert_true(strlen(msg) < 400);
+	free(msg);
+
+	/* Quoted, commas inside: still one item. */
+	len = (size_t)sprintf(spec, "file:\"/nonexistent-dir/");
+	memset(spec + len, 'b', 3000);
+	len += 3000;
+	spec[len++] = ',';
+	memset(spec + len, 'c', 3000);
+	len += 3000;
+	strcpy(spec + len, "\",stdout");
+	err_begin();
+	n = pk_console_register_spec(spec);
+	msg = err_end();
+	assert_int_equal(n, 1);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_contains(msg, "an item is longer than 4199 bytes\n");
+	free(msg);
+
+	/* An over-long option: its entry is skipped, with it. */
+	len = (size_t)sprintf(spec, "stdout,name=");
+	memset(spec + len, 'n', 5000);
+	len += 5000;
+	strcpy(spec + len, ",fmt=raw,fd:1");
+	err_begin();
+	n = pk_console_register_spec(spec);
+	msg = err_end();
+	assert_int_equal(n, 1);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_contains(msg, "ignoring \"stdout,name=nnnn");
+	snprintf(want, sizeof(want), "(%zu bytes): an item is longer than 4199 bytes\n",
+		 strlen(spec) - strlen(",fd:1"));
+	assert_contains(msg, want);
+	free(msg);
+
+	/* A trailing backslash: one error, the whole item. */
+	err_begin();
+	n = pk_console_register_spec("stdout,fd:1\\");
+	msg = err_end();
+	assert_int_equal(n, 1);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_contains(msg, "libprintk: PK_CONSOLE: ignoring \"fd:1\\\": Invalid argument\n");
+	free(msg);
+
+	/* The bound: 4199 bytes are an item (the path is refused), 4200 are not. */
+	len = (size_t)sprintf(spec, "file:/");
+	memset(spec + len, 'd', 4199 - len);
+	spec[4199] = '\0';
+	err_begin();
+	n = pk_console_register_spec(spec);
+	msg = err_end();
+	assert_int_equal(n, 0);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_contains(msg, "(4199 bytes): File name too long\n");
+	free(msg);
+	strcpy(spec + 4199, "d");
+	err_begin();
+	n = pk_console_register_spec(spec);
+	msg = err_end();
+	assert_int_equal(n, 0);
+	assert_int_equal(tu_count(msg, "\n"), 1);
+	assert_contains(msg, "(4200 bytes): an item is longer than 4199 bytes\n");
+	free(msg);
+
+	/*
+	 * At init (PK_CONSOLE): one error and the stderr fallback, its spec
+	 * quoted in part.
+	 */
+	len = (size_t)sprintf(spec, "file:/nonexistent-dir/");
+	memset(spec + len, 'e', big);
+	spec[len + big] = '\0';
+	err_begin();
+	n = pk__console_register_env(spec);
+	msg = err_end();
+	assert_int_equal(n, 1);
+	assert_int_equal(tu_count(msg, "\n"), 2);
+	assert_int_equal(tu_count(msg, "ignoring"), 1);
+	snprintf(want, sizeof(want), "...\" (%zu bytes) has no usable console; printing to stderr\n",
+		 strlen(spec));
+	assert_contains(msg, want);
+	free(msg);
+	free(spec);
+	pk_shutdown();
+}
+
 /* Good entries register (with level and throttle) until the table is full. */
 static void test_spec_table_full(void **state)
 {
@@ -1007,6 +1124,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reader_read_ahead),
 		cmocka_unit_test(test_spec_malformed),
 		cmocka_unit_test(test_spec_table_full),
+		cmocka_unit_test(test_spec_long_item),
 		cmocka_unit_test(test_format_kinds),
 		cmocka_unit_test(test_format_human_flags),
 		cmocka_unit_test(test_format_escape),

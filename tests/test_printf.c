@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "internal.h"
@@ -594,6 +596,94 @@ static void test_wide(void **state)
 	assert_int_equal(differed, d0);
 }
 
+/*
+ * Ours on @ws (an array that ends at a guard page) against glibc on the
+ * same characters NUL-terminated (@ref): glibc reads up to the precision
+ * in wide characters (wcsnlen()), past such an array, though the text
+ * does not depend on them.  Return: the length ours returned.
+ */
+static int check_guarded(const char *f, int prec, const wchar_t *ws, const wchar_t *ref)
+{
+	static char ours[256], libc[256];
+	int n, m;
+
+	memset(ours, 0x5a, sizeof(ours));
+	memset(libc, 0x5a, sizeof(libc));
+	n = fmt(ours, (int)sizeof(ours), f, prec, ws);
+	m = snprintf(libc, sizeof(libc), f, prec, ref);
+	compared++;
+	if (m < 0 || n != m || memcmp(ours, libc, (size_t)m + 1)) {
+		if (++differed <= 40) {
+			print_message("differs: format \"%s\", precision %d\n", f, prec);
+			show("ours", ours, n < 0 ? 0 : n);
+			show("libc", libc, m < 0 ? 0 : m);
+			print_message("  returned %d, glibc %d\n", n, m);
+		}
+	}
+	return n;
+}
+
+/*
+ * %.Nls reads no character past those it prints: each array below ends
+ * where a PROT_NONE page begins, unterminated, and every precision up to
+ * its whole length in UTF-8 prints what glibc prints.  %.0ls reads
+ * nothing: its pointer is to the PROT_NONE page itself.
+ */
+static void test_wide_guard(void **state)
+{
+	static const wchar_t *const wstrs[] = {
+		L"abc", L"\u00e9\u00e8", L"\u20ac\u00a3\u20ac", L"\U0001f600\U0001f601",
+		L"a\u00e9\u20ac\U0001f600b", L"\U0010ffff\u0800\u07ff\x7f",
+	};
+	static const char *const forms[] = { "[%.*ls]", "[%12.*ls]", "[%-12.*ls]", "[%.*S]" };
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long c0 = compared, d0 = differed, runs = 0;
+	bool utf8 = setlocale(LC_ALL, "C.UTF-8") != NULL;
+	char *map, out[64];
+	size_t i, len, bytes;
+	int f, n;
+
+	(void)state;
+	map = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(mprotect(map + page, (size_t)page, PROT_NONE), 0);
+	for (i = 0; i < PK__ARRAY_SIZE(wstrs); i++) {
+		wchar_t *ws;
+
+		len = wcslen(wstrs[i]);
+		ws = (wchar_t *)(void *)(map + page) - len;	/* no terminator: the guard */
+		memcpy(ws, wstrs[i], len * sizeof(wchar_t));
+		bytes = (size_t)fmt(out, (int)sizeof(out), "%ls", wstrs[i]);
+		for (n = 0; n <= (int)bytes; n++) {
+			for (f = 0; f < (int)PK__ARRAY_SIZE(forms); f++) {
+				/* In the C locale glibc fails beyond ASCII: ours alone then. */
+				if (utf8 || i == 0)
+					check_guarded(forms[f], n, ws, wstrs[i]);
+				else
+					assert_true(fmt(out, (int)sizeof(out), forms[f], n, ws) >= 0);
+				runs++;
+			}
+		}
+		/* The whole array: the precision used up exactly. */
+		assert_int_equal(fmt(out, (int)sizeof(out), "%.*ls", (int)bytes, ws), (int)bytes);
+	}
+	/* %.0ls and a pointer to a page that cannot be read: nothing is read. */
+	for (f = 0; f < (int)PK__ARRAY_SIZE(forms); f++) {
+		check_guarded(forms[f], 0, (const wchar_t *)(void *)(map + page), L"unread");
+		runs++;
+	}
+	assert_int_equal(fmt(out, (int)sizeof(out), "[%.0ls|%4.0S]", map + page, map + page), 7);
+	assert_string_equal(out, "[|    ]");
+	runs++;
+	setlocale(LC_ALL, "C");
+	munmap(map, (size_t)page * 2);
+	print_message("wide at a guard page: %lu formats, %s\n", runs,
+		      utf8 ? "compared with glibc in C.UTF-8" : "C.UTF-8 missing: ASCII compared");
+	report("wide at a guard page", c0, d0);
+	assert_int_equal(differed, d0);
+}
+
 /* ---- random formats ---- */
 
 static uint64_t rng;
@@ -891,6 +981,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_positional),
 		cmocka_unit_test(test_cut),
 		cmocka_unit_test(test_wide),
+		cmocka_unit_test(test_wide_guard),
 		cmocka_unit_test(test_random),
 	};
 

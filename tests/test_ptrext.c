@@ -12,6 +12,8 @@
 #define DEBUG
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "ptrext.h"
 #include "printk/console.h"
 #include "printk/kernel.h"
 #include "testutil.h"
@@ -38,6 +41,18 @@ static const char *kf(const char *fmt, ...)
 	pk__vsnprintf_flags(out, sizeof(out), fmt, ap, PK__FMT_KERNEL);
 	va_end(ap);
 	return out;
+}
+
+/* The same into @buf of @size; the length the formatter returns. */
+static int kfn(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = pk__vsnprintf_flags(buf, (int)size, fmt, ap, PK__FMT_KERNEL);
+	va_end(ap);
+	return n;
 }
 
 static int setup(void **state)
@@ -239,6 +254,115 @@ static void test_escape(void **state)
 	assert_string_equal(kf("%*pEhp", 12, s), "a\\x09b\\x0a\\\"\\x1b\\x07\\x01\\x80\xe9 ");
 	assert_string_equal(kf("%*pEsp", 3, s), "a\\tb");
 	assert_string_equal(kf("%*pE", 3, NULL), "(null)");
+}
+
+/* A sink that counts: its calls and bytes, and the first bytes. */
+struct counted {
+	uint64_t calls, bytes;
+	char head[PK__TEXT_BUF];
+};
+
+static void count_put(void *sink, const char *p, size_t n)
+{
+	struct counted *c = sink;
+
+	if (c->bytes < sizeof(c->head))
+		memcpy(c->head + c->bytes, p,
+		       n < sizeof(c->head) - c->bytes ? n : sizeof(c->head) - c->bytes);
+	c->calls++;
+	c->bytes += n;
+	/* Far past any clamp: stop here rather than pad for seconds. */
+	if (c->bytes > ((uint64_t)1 << 20))
+		fail_msg("%" PRIu64 " bytes in %" PRIu64 " calls: the field is not clamped",
+			 c->bytes, c->calls);
+}
+
+/*
+ * Widths and precisions on the %p extensions are clamped to a record's
+ * length (PK__KFIELD_MAX): an INT_MAX field costs a bounded number of
+ * writes (counted, not timed), and the text is the clamped width's.
+ */
+static void test_clamped_fields(void **state)
+{
+	static const unsigned char m[6] = { 0x00, 0x1b, 0x21, 0x3a, 0x4f, 0xde };
+	static unsigned char big[2u << 20];	/* %pE reads its width's bytes */
+	static const char *const exts[] = {
+		"M", "MR", "MF", "m", "I4", "i4", "I6", "I6c", "i6", "U", "Ub", "UL", "ph", "phN",
+		"E", "Eo", "S", "s", "B", "e", "x", "K", "", "ks", "a", "I5",
+	};
+	static const unsigned fls[] = { 0, PK__KF_LEFT, PK__KF_ZERO, PK__KF_ALT | PK__KF_ZERO,
+					PK__KF_PLUS | PK__KF_SPACE };
+	static const int precs[] = { -1, 0, 7, INT_MAX };
+	static char text[PK__TEXT_BUF + 8], want[PK__TEXT_BUF + 8];
+	struct counted c, cl;
+	struct pk__kout o = { count_put, &c }, ol = { count_put, &cl };
+	unsigned long runs = 0;
+	uint64_t most_calls = 0;
+	const void *arg;
+	size_t e, f, p;
+	int n;
+	char *t;
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	for (e = 0; e < PK__ARRAY_SIZE(exts); e++) {
+		arg = exts[e][0] == 'E' ? (const void *)big : exts[e][0] == 'e' ?
+		      ERR_PTR(-EINVAL) : exts[e][0] == 'k' ? (const void *)"str" :
+		      (const void *)bytes;
+		for (f = 0; f < PK__ARRAY_SIZE(fls); f++) {
+			for (p = 0; p < PK__ARRAY_SIZE(precs); p++) {
+				struct pk__kspec ks = { fls[f], INT_MAX, precs[p] };
+				struct pk__kspec kl = { fls[f], PK__KFIELD_MAX, precs[p] };
+
+				if (precs[p] == INT_MAX)
+					kl.prec = PK__KFIELD_MAX;
+				memset(&c, 0, sizeof(c));
+				memset(&cl, 0, sizeof(cl));
+				pk__ptrext(&o, exts[e], arg, &ks);
+				pk__ptrext(&ol, exts[e], arg, &kl);
+				/* %pE: up to 4 bytes of text for each byte read. */
+				assert_true(c.bytes <= 4 * PK__KFIELD_MAX);
+				assert_true(c.calls <= 2 * PK__KFIELD_MAX + 16);
+				assert_int_equal(c.bytes, cl.bytes);
+				assert_memory_equal(c.head, cl.head,
+						    c.bytes < sizeof(c.head) ? c.bytes :
+						    sizeof(c.head));
+				if (c.calls > most_calls)
+					most_calls = c.calls;
+				runs++;
+			}
+		}
+	}
+	print_message("%lu INT_MAX fields: at most %" PRIu64 " writes each\n", runs, most_calls);
+
+	/* Through the formatter: the length and the text of a 1024 field. */
+	n = kfn(text, sizeof(text), "%*pM|", INT_MAX, m);
+	assert_int_equal(n, PK__KFIELD_MAX + 1);
+	memset(want, ' ', PK__KFIELD_MAX - 17);
+	strcpy(want + PK__KFIELD_MAX - 17, "00:1b:21:3a:4f:de|");
+	assert_string_equal(text, want);
+	n = kfn(text, sizeof(text), "%-*pM|", INT_MAX, m);
+	assert_int_equal(n, PK__KFIELD_MAX + 1);
+	assert_memory_equal(text, "00:1b:21:3a:4f:de ", 18);
+	assert_int_equal(text[PK__KFIELD_MAX], '|');
+	n = kfn(text, sizeof(text), "%0*px", INT_MAX, (void *)0x1f);
+	assert_int_equal(n, PK__KFIELD_MAX);
+	assert_int_equal(strspn(text, "0"), PK__KFIELD_MAX - 2);
+	assert_string_equal(text + PK__KFIELD_MAX - 2, "1f");
+	/* An errno with no name: '-' and the precision's digits. */
+	n = kfn(text, sizeof(text), "%.*pe", INT_MAX, ERR_PTR(-4095));
+	assert_int_equal(n, PK__KFIELD_MAX + 1);
+	assert_int_equal(text[0], '-');
+	assert_string_equal(text + PK__KFIELD_MAX - 3, "4095");
+	/* Within the clamp nothing changes. */
+	assert_string_equal(kf("[%20pM]", m), "[   00:1b:21:3a:4f:de]");
+
+	/* pr_info() as the review tried it: the record is the clamped field. */
+	pr_info("%*pM\n", INT_MAX, m);
+	t = printed();
+	assert_int_equal(strlen(t), PK__KFIELD_MAX + 1);
+	assert_string_equal(t + PK__KFIELD_MAX - 17, "00:1b:21:3a:4f:de\n");
+	free(t);
 }
 
 static void test_bad_pointers(void **state)
@@ -496,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_uuid),
 		cmocka_unit_test(test_errptr),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test_setup(test_clamped_fields, case_setup),
 		cmocka_unit_test(test_bad_pointers),
 		cmocka_unit_test(test_plain_in_kernel_formats),
 		cmocka_unit_test(test_va_format),
