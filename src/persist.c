@@ -740,16 +740,31 @@ int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *s
 {
 	struct pk_ring ring;
 	char why[WHY_MAX];
-	struct stat st;
+	struct stat pre, st;
 	void *mem;
 	int fd, ret;
 
 	if (!path)
 		return -EINVAL;
 	/*
-	 * O_NONBLOCK: a FIFO put in the store's place must not hang us.
-	 * O_NOFOLLOW when writable: a symlink never leads a reader into
-	 * writing (see "OWNERSHIP"); read-only, it is followed like cat(1).
+	 * Looked at before it is opened: opening is itself an act on a
+	 * device or a FIFO (a tape rewinds, a FIFO's writer goes on), so
+	 * what is not a regular file is refused unopened, behind a symlink
+	 * too.  Read-only, a symlink is followed like cat(1) (stat);
+	 * writable, never (see "OWNERSHIP"): the name itself (lstat), a
+	 * symlink being ELOOP, as O_NOFOLLOW says.
+	 */
+	if ((writable ? lstat(path, &pre) : stat(path, &pre)) < 0)
+		return -errno;
+	if (writable && S_ISLNK(pre.st_mode))
+		return -ELOOP;
+	if (!S_ISREG(pre.st_mode))
+		return -EINVAL;
+	/*
+	 * The name may be replaced between the look and the open: O_NONBLOCK
+	 * so that a FIFO put in its place cannot hang us, O_NOCTTY so that a
+	 * terminal is not made ours, and fstat() confirms that the file
+	 * opened is the one looked at (else -EAGAIN: try again).
 	 */
 	fd = open(path, (writable ? O_RDWR | O_NOFOLLOW : O_RDONLY) | O_CLOEXEC | O_NOCTTY |
 			O_NONBLOCK);
@@ -759,8 +774,8 @@ int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *s
 		ret = -errno;
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
+	if (!S_ISREG(st.st_mode) || st.st_dev != pre.st_dev || st.st_ino != pre.st_ino) {
+		ret = S_ISREG(st.st_mode) ? -EAGAIN : -EINVAL;
 		goto fail;
 	}
 	ret = map_validated(fd, (size_t)st.st_size, writable, &mem, &ring, why, sizeof(why));

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -392,6 +395,103 @@ static void test_exit_codes(void **state)
 	free(old);
 }
 
+/* The open(2)s of @path's inode that @ifd (inotify) saw since the last call. */
+static int opens_seen(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	int opens = 0;
+	char *p;
+
+	while ((n = read(ifd, buf, sizeof(buf))) > 0) {
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(void *)p;
+			opens += (ev->mask & IN_OPEN) != 0;
+		}
+	}
+	return opens;
+}
+
+/*
+ * What is not a regular file is refused before it is opened, behind a
+ * symlink too: opening a FIFO or a device is an act of its own (watched
+ * with inotify: no IN_OPEN).  A symlink to a store is still read.
+ */
+static void test_not_regular_unopened(void **state)
+{
+	char *fifo = tu_tmp_path("fifo"), *dev = tu_tmp_path("zero"), *lf = tu_tmp_path("lfifo"),
+	     *ld = tu_tmp_path("ldev"), *ls = tu_tmp_path("lstore"), *a, *b;
+	const char *const targets[] = { fifo, lf, dev, ld };
+	struct pk_reader *r;
+	bool have_dev;
+	int ifd, i, checked = 0;
+
+	(void)state;
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(fifo, lf), 0);
+	assert_int_equal(symlink(g_store, ls), 0);
+	/* A node of /dev/zero's device of our own, watched alone (root only). */
+	have_dev = mknod(dev, S_IFCHR | 0600, makedev(1, 5)) == 0;
+	assert_int_equal(symlink(have_dev ? dev : "/dev/zero", ld), 0);
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	assert_true(inotify_add_watch(ifd, fifo, IN_OPEN) >= 0);
+	if (have_dev)
+		assert_true(inotify_add_watch(ifd, dev, IN_OPEN) >= 0);
+	/* The watch works: an open of our own is seen. */
+	i = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(i >= 0);
+	close(i);
+	assert_int_equal(opens_seen(ifd), 1);
+
+	for (i = 0; i < (int)PK__ARRAY_SIZE(targets); i++) {
+		if (!have_dev && targets[i] == dev)
+			continue;
+		expect_exit(1, "not a libprintk store",
+			    (const char *const[]){ PKMSG_PATH, "-F", targets[i], NULL });
+		expect_exit(1, "not a libprintk store",
+			    (const char *const[]){ PKMSG_PATH, "--stats", "-F", targets[i], NULL });
+		/* --follow tries writable (no symlink followed), then read-only. */
+		expect_exit(1, "not a libprintk store",
+			    (const char *const[]){ PKMSG_PATH, "-w", "-F", targets[i], NULL });
+		errno = 0;
+		r = pk_reader_open_file(targets[i]);
+		assert_null(r);
+		assert_int_equal(errno, EINVAL);
+		r = pk_reader_open_file_flags(targets[i], PK_READER_WRITABLE);
+		assert_null(r);
+		assert_int_equal(errno, targets[i] == lf || targets[i] == ld ? ELOOP : EINVAL);
+		checked++;
+	}
+	/* -C writes: a symlink is refused as such, unopened. */
+	expect_exit(1, "symbolic links", (const char *const[]){ PKMSG_PATH, "-C", "-F", lf, NULL });
+	assert_int_equal(opens_seen(ifd), 0);
+	print_message("%d non-regular targets refused unopened%s\n", checked,
+		      have_dev ? "" : " (no device node: not root)");
+
+	/* A symlink to a store: read as the store itself. */
+	a = PKMSG_OK("--raw", "-F", ls);
+	b = PKMSG_OK("--raw", "-F", g_store);
+	assert_string_equal(a, b);
+	assert_true(count_lines(a) > 0);
+	free(a);
+	free(b);
+	expect_exit(1, "symbolic links", (const char *const[]){ PKMSG_PATH, "-C", "-F", ls, NULL });
+
+	close(ifd);
+	unlink(ls);
+	unlink(ld);
+	unlink(lf);
+	unlink(dev);
+	unlink(fifo);
+	free(ls);
+	free(ld);
+	free(lf);
+	free(dev);
+	free(fifo);
+}
+
 /* A record whose writer died before committing shows as a gap. */
 static void test_dropped_line(void **state)
 {
@@ -727,6 +827,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timestamps),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_not_regular_unopened),
 		cmocka_unit_test(test_dropped_line),
 		cmocka_unit_test(test_clear_while_writing),
 		cmocka_unit_test(test_follow),

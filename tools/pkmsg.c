@@ -161,7 +161,7 @@ static const char *open_error(const char *path, int err)
 {
 	static char msg[160];
 	uint32_t v[3];
-	struct stat st;
+	struct stat pre, st;
 	int fd;
 
 	switch (err) {
@@ -169,11 +169,16 @@ static const char *open_error(const char *path, int err)
 	case EPROTO:
 		/*
 		 * Name both versions: the header's third word is its version.
-		 * Opened as the reader opens a store: no symlink followed, and
-		 * a FIFO swapped in meanwhile cannot make us wait.
+		 * Opened as the reader opens a store: nothing but a regular
+		 * file (looked at first: opening a device is an act of its
+		 * own), no symlink followed, and a FIFO swapped in meanwhile
+		 * cannot make us wait.
 		 */
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (lstat(path, &pre) < 0 || !S_ISREG(pre.st_mode))
+			return pk_strerror(-EPROTO);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_dev == pre.st_dev && st.st_ino == pre.st_ino &&
 		    pread(fd, v, sizeof(v), 0) == (ssize_t)sizeof(v)) {
 			close(fd);
 			snprintf(msg, sizeof(msg),

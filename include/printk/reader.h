@@ -84,10 +84,12 @@ struct pk_reader *pk_reader_open(void);
  * with status 1); the library installs no handler of its own.
  * Context: any thread, not async-signal-safe (allocates).
  * Return: a reader, or NULL with errno set: EINVAL for a NULL @path or a
- * file that is not a regular file or not a valid store (truncated, too
- * short, too large, a corrupt header), EPROTO for another format version,
- * ENOMEM, or the error of open(2), fstat(2) or mmap(2) (ENOENT, EACCES,
- * ...).
+ * file that is not a regular file (looked at with stat(2) before it is
+ * opened: a FIFO or a device is never opened) or not a valid store
+ * (truncated, too short, too large, a corrupt header), EAGAIN if @path
+ * was replaced between that look and the open, EPROTO for another format
+ * version, ENOMEM, or the error of stat(2), open(2), fstat(2) or mmap(2)
+ * (ENOENT, EACCES, ...).
  */
 struct pk_reader *pk_reader_open_file(const char *path);
 
