@@ -63,6 +63,10 @@
  *                     width counts bytes, 1 without one)
  *   %pV               a struct va_format, formatted in place
  *   %pa %pad %pks %pus %px %pK  as in the kernel (%pK as %px)
+ * Widths and precisions on these are clamped to PK_RECORD_MAX, what a
+ * record can show (the kernel clamps to bounds of its own): "%*pM" with
+ * INT_MAX pads the MAC address to 1024 bytes, and %*pE reads at most
+ * 1024 bytes.
  * A pointer that cannot be read prints "(null)" or "(efault)" (the
  * first page, ERR_PTR values), as the kernel's check_pointer().  The
  * formatting stays async-signal-safe: the symbols are read from the
