@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "consoles.h"
@@ -424,10 +426,31 @@ static void test_store_symlinks(void **state)
 	free(path);
 }
 
-/* In a child limited to 4 KiB files: neither a new nor an empty store fits. */
+/* An idle thread with SIGXFSZ unblocked: the signal must not reach it either. */
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static bool xfsz_pending(void)
+{
+	sigset_t p;
+
+	return sigpending(&p) == 0 && sigismember(&p, SIGXFSZ) == 1;
+}
+
+/*
+ * In a child limited to 4 KiB files, with SIGXFSZ's default action (which
+ * kills): neither a new nor an empty store fits, and each says so with
+ * -EFBIG, never the signal; pk_init() keeps records in memory and goes
+ * on.  A SIGXFSZ the program had pending (blocked) before stays pending.
+ */
 static void test_store_file_size_limit(void **state)
 {
-	char *path = tu_tmp_path("errors-fsize"), *empty = tu_tmp_path("errors-empty");
+	char *path = tu_tmp_path("errors-fsize"), *empty = tu_tmp_path("errors-empty"), *msg;
 	int status, fd;
 	pid_t pid;
 
@@ -435,16 +458,25 @@ static void test_store_file_size_limit(void **state)
 	fd = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	close(fd);
+	err_begin();
 	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (!pid) {
 		struct rlimit rl, old;
 		struct pk_config cfg;
+		struct timespec zero = { 0, 0 };
+		sigset_t xfsz;
+		pthread_t t;
 		void *mem;
 		size_t sz;
-		int sfd, ret = 0;
+		int sfd, ret = 0, i;
 
-		signal(SIGXFSZ, SIG_IGN);
+		signal(SIGXFSZ, SIG_DFL);
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		pthread_sigmask(SIG_UNBLOCK, &xfsz, NULL);
+		if (pthread_create(&t, NULL, idle_thread, NULL))
+			_exit(2);
 		if (getrlimit(RLIMIT_FSIZE, &old) < 0)
 			_exit(2);
 		rl = old;
@@ -457,13 +489,40 @@ static void test_store_file_size_limit(void **state)
 		cfg_for(&cfg, empty, STORE);
 		if (!ret && pk__persist_open(&cfg, &mem, &sz, &sfd) != -EFBIG)
 			ret = 4;
+		/* The program's own pending SIGXFSZ is left to it. */
+		pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
+		raise(SIGXFSZ);
+		cfg_for(&cfg, path, STORE);
+		if (!ret && pk__persist_open(&cfg, &mem, &sz, &sfd) != -EFBIG)
+			ret = 5;
+		if (!ret && !xfsz_pending())
+			ret = 6;
+		if (sigtimedwait(&xfsz, NULL, &zero) != SIGXFSZ && !ret)
+			ret = 7;
+		pthread_sigmask(SIG_UNBLOCK, &xfsz, NULL);
+		/* pk_init(): the store's error, records kept in memory, and printed. */
+		cfg_for(&cfg, path, STORE);
+		cfg.flags &= ~(unsigned)PK_CFG_NO_CONSOLE;
+		if (!ret && pk_init(&cfg) != -EFBIG)
+			ret = 8;
+		for (i = 0; !ret && i < 10; i++)
+			if (pk_info("after the limit %d\n", i) <= 0)
+				ret = 9;
+		if (!ret && pk_flush(5000))
+			ret = 10;
 		/* The soft limit back, so that coverage data can be written. */
 		setrlimit(RLIMIT_FSIZE, &old);
 		_exit(ret);
 	}
 	tu_waitpid(pid, &status, CHILD_MS, "file size limit child");
-	assert_true(WIFEXITED(status));
+	msg = err_end();
+	if (!WIFEXITED(status))
+		fail_msg("the child died of signal %d; stderr: %s", WTERMSIG(status), msg);
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_contains(msg, "more than the file size limit (RLIMIT_FSIZE, ulimit -f) of 4096 bytes");
+	assert_contains(msg, "records are kept in memory only");
+	assert_contains(msg, "after the limit 9");
+	free(msg);
 	/* Nothing left behind at the new path; the empty file is still empty. */
 	assert_int_equal(access(path, F_OK), -1);
 	{
@@ -479,10 +538,6 @@ static void test_store_file_size_limit(void **state)
 	free(path);
 }
 
-/*
- * In a child whose address space has no room for the store's mapping: a new
- * store is not created, an empty file is left empty.
- */
 static void test_store_no_address_space(void **state)
 {
 	char *path, *empty;
