@@ -43,6 +43,12 @@ struct pk__thread {
 	int in_console;
 	uint64_t recurse_seq;
 	/*
+	 * The console whose driver this thread is inside (the innermost), or
+	 * NULL: a crash there must not have the crash handler call that same
+	 * driver again (panic.c).
+	 */
+	const void *in_con;
+	/*
 	 * Records this thread is writing right now (a signal handler may
 	 * store while its thread is mid-record): the store writes the seq
 	 * here as soon as it takes one, so a crash handler on this thread

@@ -8,7 +8,10 @@
  * pending record to every console it can take: at a record boundary, or
  * by force after PANIC_WAIT_NS when the owner is stuck inside write().
  * After a takeover only write_atomic() is used; a console without one is
- * skipped, since nothing can safely interrupt the stuck write().
+ * skipped, since nothing can safely interrupt the stuck write().  The
+ * console a thread crashed inside is left out of its crash report, and
+ * one that faults while the report is printed is left out from then on
+ * (flush.c, "THE CRASH PATH'S CONSOLES").
  *
  * Everything here runs in signal handlers: only async-signal-safe calls,
  * plus backtrace(), which is made safe by loading libgcc beforehand.
@@ -17,6 +20,8 @@
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +226,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 		goto die;
 	}
 	pk__self.emergency++;
+	pk__flush_panic_skip(pk__self.in_con);
 	store_line(line, (size_t)fmt_line(line, sizeof(line), "Kernel panic - not syncing: %s", buf));
 	store_backtrace(1);
 	flush_everything();
@@ -248,6 +254,17 @@ static const char *sig_name(int sig)
 	case SIGABRT: return "SIGABRT (abort)";
 	default: return "signal";
 	}
+}
+
+static void unblock_crash_signals(void)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++)
+		sigaddset(&set, crash_signals[i]);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 static void reraise(int sig)
@@ -279,7 +296,16 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 
 	(void)uctx;
 	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid) {
-		/* A crash inside our own crash handling: go down. */
+		/*
+		 * A fault inside a console's driver while we report: back to
+		 * the guard, which leaves that console out (flush.c, "THE
+		 * CRASH PATH'S CONSOLES").  Any other crash inside our own
+		 * crash handling: go down.
+		 */
+		if (pk__panic_jmp_armed) {
+			pk__panic_jmp_armed = 0;
+			siglongjmp(pk__panic_jmp, 1);
+		}
 		reraise(sig);
 		return;
 	}
@@ -289,6 +315,13 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		return;
 	}
 	pk__self.emergency++;
+	/* Not the console we crashed in: its driver would most likely fault again. */
+	pk__flush_panic_skip(pk__self.in_con);
+	/*
+	 * A fault while its signal is blocked kills at once: unblock them,
+	 * so that a console faulting while we report reaches the guard.
+	 */
+	unblock_crash_signals();
 	l = fmt_line(line, sizeof(line), "Unable to handle %s at address 0x%lx in thread %u (code %d)",
 		     sig_name(sig), si ? (unsigned long)(uintptr_t)si->si_addr : 0ul, tid, si ? si->si_code : 0);
 	store_line(line, (size_t)l);
