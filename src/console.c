@@ -615,6 +615,7 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 
 	const void *outer = pk__self.in_con;
 
+	pk__crash_stack_lazy();		/* printer threads log nothing themselves */
 	pk__self.in_console++;
 	pk__self.in_con = c;
 	while (done < len) {

@@ -48,6 +48,7 @@ struct pk__thread {
 	 * driver again (panic.c).
 	 */
 	const void *in_con;
+	uint32_t stack_gen;	/* pk__crash_stack_gen when this thread last looked */
 	/*
 	 * Records this thread is writing right now (a signal handler may
 	 * store while its thread is mid-record): the store writes the seq
@@ -72,6 +73,22 @@ struct pk__thread {
 uint64_t pk__self_inflight(void);
 
 extern PK__TLS struct pk__thread pk__self;
+
+/*
+ * panic.c: give this thread an alternate signal stack for the crash
+ * handler, once the handler is installed (a thread that logs, or prints,
+ * gets one at its first call after that).  Async-signal-safe.
+ */
+extern _Atomic uint32_t pk__crash_stack_gen;
+void pk__crash_stack_thread(void);
+
+static inline void pk__crash_stack_lazy(void)
+{
+	/* Relaxed: only asks whether to look; the look itself is a system call. */
+	if (__builtin_expect(pk__self.stack_gen !=
+			     atomic_load_explicit(&pk__crash_stack_gen, memory_order_relaxed), 0))
+		pk__crash_stack_thread();
+}
 
 struct pk__global {
 	_Atomic int state;

@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -332,22 +333,118 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 	reraise(sig);
 }
 
+/*
+ * ALTERNATE SIGNAL STACKS
+ *
+ * A stack overflow faults with no stack left to run a handler on, so the
+ * crash handler runs on an alternate signal stack (SA_ONSTACK), and
+ * sigaltstack() is per thread.  Each thread gets its own, lazily: the
+ * installing thread at once, any other at its first pk_printk() (or, for
+ * printer threads, their first record) after the handler was installed
+ * (pk__crash_stack_lazy()).  A thread that never logs gets none, and its
+ * stack overflow kills the process with no report; a thread that has a
+ * stack of the program's keeps it.
+ *
+ * Each stack is CRASH_STACK bytes of its own mapping with a PROT_NONE
+ * guard page below it (stacks grow down), so that a handler that
+ * overflows it faults instead of writing over whatever lies below.
+ *
+ * The mapping is freed when its thread exits, by a thread-specific key's
+ * destructor.  The lazy first call may be inside a signal handler, so the
+ * key is used only when pthread_setspecific() there is a plain store
+ * (glibc: one of the first 32 keys, as the gate slots' key in printk.c);
+ * with a later key, only the installing thread gets a stack, since others
+ * would leak theirs at exit.
+ */
+#define CRASH_STACK	(64 * 1024)
+
+_Atomic uint32_t pk__crash_stack_gen;
+static pthread_key_t stack_key;
+static _Atomic bool stack_key_ok;
+static size_t stack_guard;	/* the page size, set before pk__crash_stack_gen */
+
+/* A thread exits: unhook and free its crash stack @p (the guard page's address). */
+static void stack_free(void *p)
+{
+	stack_t cur, off;
+
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
+	    cur.ss_sp == (char *)p + stack_guard) {
+		if (cur.ss_flags & SS_ONSTACK)
+			return;		/* cannot be: exiting on it; keep it then */
+		memset(&off, 0, sizeof(off));
+		off.ss_flags = SS_DISABLE;
+		if (sigaltstack(&off, NULL) < 0)
+			return;
+	}
+	munmap(p, stack_guard + CRASH_STACK);
+}
+
+/* Unloaded: no destructor may stay registered in code about to be unmapped. */
+__attribute__((destructor)) static void stacks_fini(void)
+{
+	if (atomic_exchange_explicit(&stack_key_ok, false, memory_order_relaxed))
+		pthread_key_delete(stack_key);
+}
+
+/* Map a crash stack with its guard page and make it this thread's.  @keep: key it. */
+static void stack_make(bool keep)
+{
+	size_t total = stack_guard + CRASH_STACK;
+	stack_t ss, old;
+	char *p;
+
+	if (sigaltstack(NULL, &old) < 0 || !(old.ss_flags & SS_DISABLE))
+		return;		/* the program's own, or one of ours already */
+	p = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = p + stack_guard;
+	ss.ss_size = CRASH_STACK;
+	if (mprotect(p, stack_guard, PROT_NONE) < 0 || sigaltstack(&ss, NULL) < 0) {
+		munmap(p, total);
+		return;
+	}
+	if (keep)
+		pthread_setspecific(stack_key, p);
+}
+
+void pk__crash_stack_thread(void)
+{
+	/*
+	 * Acquire: stack_guard and the key, set before the generation was
+	 * published (release in pk_crash_handler_install()).
+	 */
+	uint32_t gen = atomic_load_explicit(&pk__crash_stack_gen, memory_order_acquire);
+
+	pk__self.stack_gen = gen;
+	/* Relaxed: stack_key_ok is ordered by the acquire above. */
+	if (gen && atomic_load_explicit(&stack_key_ok, memory_order_relaxed))
+		stack_make(true);
+}
+
 int pk_crash_handler_install(void)
 {
-	static char altstack[64 * 1024];
 	static _Atomic int stack_set;
 	struct sigaction sa;
-	stack_t ss;
 	void *warm[2];
 	size_t i;
 
 	/* backtrace() loads libgcc on first use: do that now, not in the handler. */
 	backtrace(warm, 2);
 	if (!atomic_exchange(&stack_set, 1)) {
-		memset(&ss, 0, sizeof(ss));
-		ss.ss_sp = altstack;
-		ss.ss_size = sizeof(altstack);
-		sigaltstack(&ss, NULL);	/* the installing thread survives stack overflow */
+		long page = sysconf(_SC_PAGESIZE);
+
+		stack_guard = page > 0 ? (size_t)page : 4096;
+		if (pthread_key_create(&stack_key, stack_free) == 0)
+			atomic_store_explicit(&stack_key_ok, stack_key < 32, memory_order_relaxed);
+		/* The installing thread survives its stack overflow in any case. */
+		stack_make(atomic_load_explicit(&stack_key_ok, memory_order_relaxed));
+		pk__self.stack_gen = 1;
+		/* Release: stack_guard and the key, for pk__crash_stack_thread()'s acquire. */
+		atomic_store_explicit(&pk__crash_stack_gen, 1, memory_order_release);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,6 +476,107 @@ static void test_crash_console_faults_in_report(void **state)
 	}
 }
 
+/*
+ * A worker thread (not the one that installed the crash handler) logs,
+ * then overflows its stack: it has an alternate signal stack of its own,
+ * so the report is made and every record printed.
+ */
+static void test_crash_worker_stack_overflow(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_WORKER_OVERFLOW, &st, NULL);
+
+		print_message("%s: a worker's stack overflow, report and %d records\n",
+			      mode_names[modes[i]], K);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV (segmentation fault)"));
+		assert_non_null(strstr(text, "Call trace:"));
+		free(text);
+	}
+}
+
+/* Is the page just below @addr mapped with no access at all? */
+static bool guarded_below(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr - 1, lo, hi;
+	char line[512], perms[8];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
+			ok = !strcmp(perms, "---p");
+	fclose(f);
+	return ok;
+}
+
+/* 0: this thread has an alternate signal stack with a guard page below it. */
+static int stack_check(void)
+{
+	stack_t ss;
+
+	if (sigaltstack(NULL, &ss) < 0 || (ss.ss_flags & SS_DISABLE))
+		return 1;
+	if (ss.ss_size < 64 * 1024)
+		return 2;
+	return guarded_below(ss.ss_sp) ? 0 : 3;
+}
+
+static void *stack_check_thread(void *arg)
+{
+	int *ret = arg;
+
+	*ret = stack_check();
+	if (*ret == 1) {	/* none before it logs; one once it has */
+		pk_info("a thread logs\n");
+		*ret = stack_check();
+	} else {
+		*ret = 10 + *ret;
+	}
+	return NULL;
+}
+
+/*
+ * Every thread that logs gets a crash stack of its own, the installing
+ * thread at once; each has a guard page below it, where the old single
+ * stack had the library's own data.
+ */
+static void test_crash_stacks_guarded(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		pthread_t t;
+		int ret = 0, i;
+
+		child_init(PK_MODE_HANDOFF, 1 << 20);
+		if (stack_check())
+			_exit(20 + stack_check());
+		for (i = 0; i < 3; i++) {
+			pthread_create(&t, NULL, stack_check_thread, &ret);
+			pthread_join(t, NULL);
+			if (ret)
+				_exit(30 + ret);
+		}
+		_exit(0);
+	}
+	tu_waitpid(pid, &st, CHILD_MS, "crash stacks");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_panic_every_mode(void **state)
 {
 	int st;
@@ -606,6 +709,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_during_flood),
 		cmocka_unit_test(test_crash_inside_console),
 		cmocka_unit_test(test_crash_console_faults_in_report),
+		cmocka_unit_test(test_crash_worker_stack_overflow),
+		cmocka_unit_test(test_crash_stacks_guarded),
 		cmocka_unit_test(test_panic_every_mode),
 		cmocka_unit_test(test_exit_flush_every_mode),
 		cmocka_unit_test(test_fork_storm_handoff),
