@@ -601,7 +601,9 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
  * EINTR, EAGAIN and a zero return, a bounded number of times.  A driver
  * that claims more than it was given is taken to have written it all.
  * The thread is marked as inside a console, so that a record the driver
- * logs is stored and printed later, never from this call chain.
+ * logs is stored and printed later, never from this call chain, and as
+ * inside this one, so that a crash in the driver leaves it out of the
+ * crash report (panic.c).
  */
 static void con_write(struct pk_console *c, const char *buf, size_t len, bool atomic)
 {
@@ -611,7 +613,11 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 	unsigned again = 0;
 	long n;
 
+	const void *outer = pk__self.in_con;
+
+	pk__crash_stack_lazy();		/* printer threads log nothing themselves */
 	pk__self.in_console++;
+	pk__self.in_con = c;
 	while (done < len) {
 		n = fn(c->ctx, buf + done, len - done);
 		if (n > 0) {
@@ -623,6 +629,7 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 			break;
 		}
 	}
+	pk__self.in_con = outer;
 	pk__self.in_console--;
 	atomic_fetch_add_explicit(&c->busy_ns, pk__now_ns() - t0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->bytes, done, memory_order_relaxed);

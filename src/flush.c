@@ -800,6 +800,76 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 	return printed;
 }
 
+/*
+ * THE CRASH PATH'S CONSOLES
+ *
+ * A console whose driver faults must not take the crash report from the
+ * others.  The thread that crashed inside a driver (pk__self.in_con,
+ * set by con_write()) leaves that console out altogether: calling the
+ * driver that just faulted would most likely fault again.  Every other
+ * console's output in the crash path runs under a sigsetjmp() guard: a
+ * fault inside it reaches the crash handler again on this thread (the
+ * handler unblocks the crash signals first; a fault while its signal is
+ * blocked kills at once), which siglongjmp()s back here; that console is
+ * marked dead and the report goes on with the next.
+ *
+ * Leaving a driver by siglongjmp() is safe because nothing of it is ever
+ * called again in this process, which is about to die: whatever state it
+ * was changing (its own, a console position, the console's ownership,
+ * which the panicking thread holds) is abandoned, never read back.  The
+ * signal mask is restored by siglongjmp() (sigsetjmp(.., 1)) to the one the
+ * guard was set with.  The state the thread itself keeps (in_console,
+ * in_con) is put back by hand.  Only the panicking thread runs this, so
+ * the jump buffer and the set of dead consoles are plain statics.
+ */
+sigjmp_buf pk__panic_jmp;
+volatile sig_atomic_t pk__panic_jmp_armed;
+static const void *panic_skip;		/* the console the crash happened in */
+static unsigned panic_dead;		/* bit i: console slot i is left out */
+_Static_assert(PK_MAX_CONSOLES <= 32, "panic_dead has a bit per console");
+
+void pk__flush_panic_skip(const void *con)
+{
+	panic_skip = con;
+}
+
+/* May the crash path still use console @c in slot @i? */
+static bool panic_usable(int i, const struct pk_console *c)
+{
+	if (c == panic_skip)
+		panic_dead |= 1u << i;
+	return !(panic_dead >> i & 1);
+}
+
+/* Console @c in slot @i faulted in the crash path: leave it out. */
+static void panic_faulted(int i, struct pk_console *c)
+{
+	panic_dead |= 1u << i;
+	atomic_fetch_add_explicit(&c->write_errors, 1, memory_order_relaxed);
+}
+
+/* direct_one() for a panic, under the guard. */
+static int panic_one(int i, struct pk_console *c, uint32_t tid, uint64_t target,
+		     struct panic_wait *pw)
+{
+	int in_console = pk__self.in_console;
+	const void *in_con = pk__self.in_con;
+	int printed;
+
+	if (!panic_usable(i, c))
+		return 0;
+	if (sigsetjmp(pk__panic_jmp, 1)) {
+		pk__self.in_console = in_console;
+		pk__self.in_con = in_con;
+		panic_faulted(i, c);
+		return 0;
+	}
+	pk__panic_jmp_armed = 1;
+	printed = direct_one(c, tid, PK_PRIO_PANIC, target, pw);
+	pk__panic_jmp_armed = 0;
+	return printed;
+}
+
 int pk__flush_direct(enum pk__prio prio)
 {
 	uint32_t tid = pk__tid();
@@ -813,7 +883,10 @@ int pk__flush_direct(enum pk__prio prio)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		printed += direct_one(c, tid, prio, target, &pw);
+		if (panic)
+			printed += panic_one(i, c, tid, target, &pw);
+		else
+			printed += direct_one(c, tid, prio, target, &pw);
 		pk__con_put(i);
 	}
 	atomic_fetch_add_explicit(&F.direct_records, (uint64_t)printed, memory_order_relaxed);
@@ -840,22 +913,41 @@ bool pk__flush_seqs_intact(uint64_t first, uint64_t last)
 	return want > last;
 }
 
+/* All of @buf to console @c in slot @i with write_atomic(), under the crash path's guard. */
+static void write_all_one(int i, struct pk_console *c, const char *buf, size_t len)
+{
+	const void *in_con = pk__self.in_con;
+	size_t done;
+	long n;
+
+	if (!c->ops->write_atomic || !panic_usable(i, c))
+		return;
+	if (sigsetjmp(pk__panic_jmp, 1)) {
+		pk__self.in_con = in_con;
+		panic_faulted(i, c);
+		return;
+	}
+	pk__panic_jmp_armed = 1;
+	pk__self.in_con = c;
+	for (done = 0; done < len; done += (size_t)n) {
+		n = c->ops->write_atomic(c->ctx, buf + done, len - done);
+		if (n <= 0)
+			break;
+	}
+	pk__self.in_con = in_con;
+	pk__panic_jmp_armed = 0;
+}
+
 void pk__flush_write_all(const char *buf, size_t len)
 {
 	struct pk_console *c;
-	size_t done;
-	long n;
 	int i;
 
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		for (done = 0; c->ops->write_atomic && done < len; done += (size_t)n) {
-			n = c->ops->write_atomic(c->ctx, buf + done, len - done);
-			if (n <= 0)
-				break;
-		}
+		write_all_one(i, c, buf, len);
 		pk__con_put(i);
 	}
 }

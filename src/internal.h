@@ -43,6 +43,13 @@ struct pk__thread {
 	int in_console;
 	uint64_t recurse_seq;
 	/*
+	 * The console whose driver this thread is inside (the innermost), or
+	 * NULL: a crash there must not have the crash handler call that same
+	 * driver again (panic.c).
+	 */
+	const void *in_con;
+	uint32_t stack_gen;	/* pk__crash_stack_gen when this thread last looked */
+	/*
 	 * Records this thread is writing right now (a signal handler may
 	 * store while its thread is mid-record): the store writes the seq
 	 * here as soon as it takes one, so a crash handler on this thread
@@ -66,6 +73,22 @@ struct pk__thread {
 uint64_t pk__self_inflight(void);
 
 extern PK__TLS struct pk__thread pk__self;
+
+/*
+ * panic.c: give this thread an alternate signal stack for the crash
+ * handler, once the handler is installed (a thread that logs, or prints,
+ * gets one at its first call after that).  Async-signal-safe.
+ */
+extern _Atomic uint32_t pk__crash_stack_gen;
+void pk__crash_stack_thread(void);
+
+static inline void pk__crash_stack_lazy(void)
+{
+	/* Relaxed: only asks whether to look; the look itself is a system call. */
+	if (__builtin_expect(pk__self.stack_gen !=
+			     atomic_load_explicit(&pk__crash_stack_gen, memory_order_relaxed), 0))
+		pk__crash_stack_thread();
+}
 
 struct pk__global {
 	_Atomic int state;

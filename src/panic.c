@@ -8,7 +8,10 @@
  * pending record to every console it can take: at a record boundary, or
  * by force after PANIC_WAIT_NS when the owner is stuck inside write().
  * After a takeover only write_atomic() is used; a console without one is
- * skipped, since nothing can safely interrupt the stuck write().
+ * skipped, since nothing can safely interrupt the stuck write().  The
+ * console a thread crashed inside is left out of its crash report, and
+ * one that faults while the report is printed is left out from then on
+ * (flush.c, "THE CRASH PATH'S CONSOLES").
  *
  * Everything here runs in signal handlers: only async-signal-safe calls,
  * plus backtrace(), which is made safe by loading libgcc beforehand.
@@ -17,9 +20,12 @@
  */
 #include <errno.h>
 #include <execinfo.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,6 +227,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 		goto die;
 	}
 	pk__self.emergency++;
+	pk__flush_panic_skip(pk__self.in_con);
 	store_line(line, (size_t)fmt_line(line, sizeof(line), "Kernel panic - not syncing: %s", buf));
 	store_backtrace(1);
 	flush_everything();
@@ -248,6 +255,17 @@ static const char *sig_name(int sig)
 	case SIGABRT: return "SIGABRT (abort)";
 	default: return "signal";
 	}
+}
+
+static void unblock_crash_signals(void)
+{
+	sigset_t set;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++)
+		sigaddset(&set, crash_signals[i]);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 static void reraise(int sig)
@@ -279,7 +297,16 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 
 	(void)uctx;
 	if (atomic_load_explicit(&pk__panic_tid, memory_order_acquire) == tid) {
-		/* A crash inside our own crash handling: go down. */
+		/*
+		 * A fault inside a console's driver while we report: back to
+		 * the guard, which leaves that console out (flush.c, "THE
+		 * CRASH PATH'S CONSOLES").  Any other crash inside our own
+		 * crash handling: go down.
+		 */
+		if (pk__panic_jmp_armed) {
+			pk__panic_jmp_armed = 0;
+			siglongjmp(pk__panic_jmp, 1);
+		}
 		reraise(sig);
 		return;
 	}
@@ -289,6 +316,13 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		return;
 	}
 	pk__self.emergency++;
+	/* Not the console we crashed in: its driver would most likely fault again. */
+	pk__flush_panic_skip(pk__self.in_con);
+	/*
+	 * A fault while its signal is blocked kills at once: unblock them,
+	 * so that a console faulting while we report reaches the guard.
+	 */
+	unblock_crash_signals();
 	l = fmt_line(line, sizeof(line), "Unable to handle %s at address 0x%lx in thread %u (code %d)",
 		     sig_name(sig), si ? (unsigned long)(uintptr_t)si->si_addr : 0ul, tid, si ? si->si_code : 0);
 	store_line(line, (size_t)l);
@@ -299,22 +333,118 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 	reraise(sig);
 }
 
+/*
+ * ALTERNATE SIGNAL STACKS
+ *
+ * A stack overflow faults with no stack left to run a handler on, so the
+ * crash handler runs on an alternate signal stack (SA_ONSTACK), and
+ * sigaltstack() is per thread.  Each thread gets its own, lazily: the
+ * installing thread at once, any other at its first pk_printk() (or, for
+ * printer threads, their first record) after the handler was installed
+ * (pk__crash_stack_lazy()).  A thread that never logs gets none, and its
+ * stack overflow kills the process with no report; a thread that has a
+ * stack of the program's keeps it.
+ *
+ * Each stack is CRASH_STACK bytes of its own mapping with a PROT_NONE
+ * guard page below it (stacks grow down), so that a handler that
+ * overflows it faults instead of writing over whatever lies below.
+ *
+ * The mapping is freed when its thread exits, by a thread-specific key's
+ * destructor.  The lazy first call may be inside a signal handler, so the
+ * key is used only when pthread_setspecific() there is a plain store
+ * (glibc: one of the first 32 keys, as the gate slots' key in printk.c);
+ * with a later key, only the installing thread gets a stack, since others
+ * would leak theirs at exit.
+ */
+#define CRASH_STACK	(64 * 1024)
+
+_Atomic uint32_t pk__crash_stack_gen;
+static pthread_key_t stack_key;
+static _Atomic bool stack_key_ok;
+static size_t stack_guard;	/* the page size, set before pk__crash_stack_gen */
+
+/* A thread exits: unhook and free its crash stack @p (the guard page's address). */
+static void stack_free(void *p)
+{
+	stack_t cur, off;
+
+	if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
+	    cur.ss_sp == (char *)p + stack_guard) {
+		if (cur.ss_flags & SS_ONSTACK)
+			return;		/* cannot be: exiting on it; keep it then */
+		memset(&off, 0, sizeof(off));
+		off.ss_flags = SS_DISABLE;
+		if (sigaltstack(&off, NULL) < 0)
+			return;
+	}
+	munmap(p, stack_guard + CRASH_STACK);
+}
+
+/* Unloaded: no destructor may stay registered in code about to be unmapped. */
+__attribute__((destructor)) static void stacks_fini(void)
+{
+	if (atomic_exchange_explicit(&stack_key_ok, false, memory_order_relaxed))
+		pthread_key_delete(stack_key);
+}
+
+/* Map a crash stack with its guard page and make it this thread's.  @keep: key it. */
+static void stack_make(bool keep)
+{
+	size_t total = stack_guard + CRASH_STACK;
+	stack_t ss, old;
+	char *p;
+
+	if (sigaltstack(NULL, &old) < 0 || !(old.ss_flags & SS_DISABLE))
+		return;		/* the program's own, or one of ours already */
+	p = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = p + stack_guard;
+	ss.ss_size = CRASH_STACK;
+	if (mprotect(p, stack_guard, PROT_NONE) < 0 || sigaltstack(&ss, NULL) < 0) {
+		munmap(p, total);
+		return;
+	}
+	if (keep)
+		pthread_setspecific(stack_key, p);
+}
+
+void pk__crash_stack_thread(void)
+{
+	/*
+	 * Acquire: stack_guard and the key, set before the generation was
+	 * published (release in pk_crash_handler_install()).
+	 */
+	uint32_t gen = atomic_load_explicit(&pk__crash_stack_gen, memory_order_acquire);
+
+	pk__self.stack_gen = gen;
+	/* Relaxed: stack_key_ok is ordered by the acquire above. */
+	if (gen && atomic_load_explicit(&stack_key_ok, memory_order_relaxed))
+		stack_make(true);
+}
+
 int pk_crash_handler_install(void)
 {
-	static char altstack[64 * 1024];
 	static _Atomic int stack_set;
 	struct sigaction sa;
-	stack_t ss;
 	void *warm[2];
 	size_t i;
 
 	/* backtrace() loads libgcc on first use: do that now, not in the handler. */
 	backtrace(warm, 2);
 	if (!atomic_exchange(&stack_set, 1)) {
-		memset(&ss, 0, sizeof(ss));
-		ss.ss_sp = altstack;
-		ss.ss_size = sizeof(altstack);
-		sigaltstack(&ss, NULL);	/* the installing thread survives stack overflow */
+		long page = sysconf(_SC_PAGESIZE);
+
+		stack_guard = page > 0 ? (size_t)page : 4096;
+		if (pthread_key_create(&stack_key, stack_free) == 0)
+			atomic_store_explicit(&stack_key_ok, stack_key < 32, memory_order_relaxed);
+		/* The installing thread survives its stack overflow in any case. */
+		stack_make(atomic_load_explicit(&stack_key_ok, memory_order_relaxed));
+		pk__self.stack_gen = 1;
+		/* Release: stack_guard and the key, for pk__crash_stack_thread()'s acquire. */
+		atomic_store_explicit(&pk__crash_stack_gen, 1, memory_order_release);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;

@@ -5,6 +5,8 @@
 #ifndef PK_PANIC_H
 #define PK_PANIC_H
 
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,6 +16,18 @@
 
 /* Thread that panics or handles a crash; 0 while none does. */
 extern _Atomic uint32_t pk__panic_tid;
+
+/*
+ * The crash path's guard around each console's driver (flush.c): while
+ * pk__panic_jmp_armed, a fault on the panicking thread (the crash handler
+ * sees it) jumps back to pk__panic_jmp, and that console is left out of
+ * the rest of the report.  Only the panicking thread touches them.
+ */
+extern sigjmp_buf pk__panic_jmp;
+extern volatile sig_atomic_t pk__panic_jmp_armed;
+
+/* The crash path leaves console @con (a struct pk_console) out. */
+void pk__flush_panic_skip(const void *con);
 
 /* Is a panic or crash under way (normal printing stops)? */
 static inline bool pk__panicking(void)

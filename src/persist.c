@@ -40,14 +40,19 @@
  * that directory's descriptor, with mode 0600, which the umask may only
  * narrow,
  * sized with posix_fallocate (so that a full disk fails here, not as
- * SIGBUS inside pk_printk), formatted and locked, and only then linked at
+ * SIGBUS inside pk_printk; a file size limit, RLIMIT_FSIZE, below the
+ * store's size fails here too, with EFBIG and never SIGXFSZ: fsize.h),
+ * formatted and locked, and only then linked at
  * its name in that same directory (linkat() relative to its descriptor,
  * never by the path again).  If the link finds the name taken, another
  * process won the
  * race and its file is opened instead.  A process killed while creating
  * leaves nothing, or a complete empty store.  An existing empty file
  * (touch(1)) is formatted, as it holds nothing to lose; anything else
- * that does not validate is refused with one line on stderr.
+ * that does not validate is refused with one line on stderr.  An
+ * existing store has its blocks allocated (fill_holes()) before anything
+ * is written into it: a sparse copy on a full filesystem is refused
+ * (ENOSPC), where it would map fine and raise SIGBUS at the first store.
  *
  * OWNERSHIP (writers)
  *
@@ -170,10 +175,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fsize.h"
 #include "internal.h"
 #include "pathwalk.h"
 
@@ -398,14 +405,59 @@ static int map_validated(int fd, size_t size, bool writable, void **memp, struct
 	return 0;
 }
 
-/* Reserve the blocks of a new file so that a full disk fails here. */
+/*
+ * Reserve the blocks of a new file so that a full disk fails here.
+ * Beyond RLIMIT_FSIZE both calls fail with EFBIG and would also raise
+ * SIGXFSZ, which kills the process: it is held off (fsize.h).
+ */
 static int reserve(int fd, size_t size)
 {
-	int err = posix_fallocate(fd, 0, (off_t)size);
+	struct pk__fsize_hold hold;
+	int err;
 
+	pk__fsize_hold(&hold);
+	err = posix_fallocate(fd, 0, (off_t)size);
 	if (err == EOPNOTSUPP || err == EINVAL)
 		err = ftruncate(fd, (off_t)size) < 0 ? errno : 0;
+	pk__fsize_release(&hold);
 	return -err;
+}
+
+/* The words for reserve()'s failure -@err for a store of @size bytes. */
+static void reserve_why(int err, size_t size, char *why, size_t n)
+{
+	struct rlimit rl;
+
+	if (err == -EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(why, n, "the store needs %zu bytes, more than the file size limit "
+			 "(RLIMIT_FSIZE, ulimit -f) of %llu bytes allows", size,
+			 (unsigned long long)rl.rlim_cur);
+	else
+		snprintf(why, n, "cannot reserve the store's %zu bytes: %s", size,
+			 sys_reason(err));
+}
+
+/*
+ * Allocate whatever blocks an existing store of @size bytes lacks: a
+ * sparse copy (cp --sparse=always) maps fine and raises SIGBUS at the
+ * first store into a hole the filesystem has no room for.  fallocate()
+ * of mode 0 changes no byte: allocated ranges stay as they are, a hole
+ * becomes the zeros it reads as, so writers already mapping the file
+ * are not disturbed.  posix_fallocate()'s fallback where the filesystem
+ * has no fallocate() writes a zero byte into each block that reads zero,
+ * harmless only while no other writer is alive (@excl); with writers
+ * alive, such a file is used as it is.  The file has its size already,
+ * so RLIMIT_FSIZE is never met here.
+ */
+static int fill_holes(int fd, size_t size, bool excl)
+{
+	int err;
+
+	if (excl)
+		return -posix_fallocate(fd, 0, (off_t)size);
+	while ((err = fallocate(fd, 0, 0, (off_t)size) < 0 ? errno : 0) == EINTR)
+		;
+	return err == EOPNOTSUPP || err == ENOSYS ? 0 : -err;
 }
 
 /*
@@ -518,8 +570,10 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 	if (st.st_size == 0 && excl) {
 		/* Empty (e.g. touch(1)): nothing to lose, make it a store. */
 		ret = reserve(fd, size);
-		if (ret < 0)
-			return report(path, ret, NULL);
+		if (ret < 0) {
+			reserve_why(ret, size, why, sizeof(why));
+			return report(path, ret, why);
+		}
 		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (mem == MAP_FAILED)
 			return report(path, -errno, NULL);
@@ -535,6 +589,17 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 			   why, sizeof(why));
 		munmap(mem, (size_t)st.st_size);
 		return report(path, -EINVAL, why);
+	}
+	/* Before anything is written into the mapping. */
+	ret = fill_holes(fd, (size_t)st.st_size, excl);
+	if (ret < 0) {
+		long long holes = (long long)st.st_size - (long long)st.st_blocks * 512;
+
+		snprintf(why, sizeof(why), "cannot allocate the blocks of this store file%s: %s%s",
+			 holes > 0 ? " (it is sparse)" : "", sys_reason(ret),
+			 ret == -ENOSPC ? "; free some space or remove the file" : "");
+		munmap(mem, (size_t)st.st_size);
+		return report(path, ret, why);
 	}
 	if (excl) {
 		take_over(&ring, flags);
@@ -680,6 +745,10 @@ static int open_in(const char *path, const struct pk__walk *w, const struct pk_c
 		ret = create_new(w->dfd, w->name, l2, size, memp, fdp);
 		if (ret == 0)
 			return 0;
+		if (ret == -EFBIG || ret == -ENOSPC || ret == -EDQUOT) {
+			reserve_why(ret, size, why, sizeof(why));
+			return report(path, ret, why);
+		}
 		if (ret != -EEXIST)
 			return report_sys(path, ret, "cannot create the store file");
 	}

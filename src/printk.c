@@ -1126,6 +1126,7 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	size_t max = PK_RECORD_MAX;
 	int ret;
 
+	pk__crash_stack_lazy();
 	/* A module prefix (pk__mod_prefix()) comes on top of the text's maximum. */
 	if ((flags & PK__REC_MODULE) && len)
 		max += 1 + (size_t)(unsigned char)text[0];

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,9 @@ static const enum pk_mode modes[] = { PK_MODE_LEGACY, PK_MODE_HANDOFF, PK_MODE_T
 static const char *const mode_names[] = { "handoff", "legacy", "thread" };
 static const char *const how_names[] = { "crash", "crash with a stuck console", "hostile takeover",
 					 "crash during a flood", "crash with a broken pipe",
-					 "panic", "exit" };
+					 "panic", "exit", "crash inside a console",
+					 "crash with a console faulting in the report",
+					 "stack overflow on a worker" };
 
 /* A child that takes longer than this has hung (a hang guard only). */
 #define CHILD_MS 60000
@@ -139,7 +143,78 @@ static void crash_now(void)
 	*p = 1;
 }
 
-enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, CRASH_FLOOD, CRASH_BROKEN_PIPE, PANIC, EXIT };
+static void crash_now(void);
+
+enum how { CRASH, CRASH_STUCK, CRASH_TAKEOVER, CRASH_FLOOD, CRASH_BROKEN_PIPE, PANIC, EXIT,
+	   CRASH_IN_CONSOLE, CRASH_ATOMIC_FAULT, CRASH_WORKER_OVERFLOW };
+
+/*
+ * A console that faults: on the record "record BOMB_AT of" in write() and
+ * write_atomic() alike (bomb_ops), or in every write_atomic() call
+ * (bomb_atomic_ops, whose write() works).
+ */
+#define BOMB_AT 100
+
+static long bomb_write(void *ctx, const char *buf, size_t len)
+{
+	char want[32];
+
+	(void)ctx;
+	snprintf(want, sizeof(want), "record %d of", BOMB_AT);
+	if (memmem(buf, len, want, strlen(want)))
+		crash_now();
+	return (long)len;
+}
+
+static long bomb_always(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	crash_now();
+	return (long)len;
+}
+
+static long fine_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	(void)buf;
+	return (long)len;
+}
+
+static const struct pk_console_ops bomb_ops = {
+	.name = "bomb", .write = bomb_write, .write_atomic = bomb_write
+};
+static const struct pk_console_ops bomb_atomic_ops = {
+	.name = "bomb-atomic", .write = fine_write, .write_atomic = bomb_always
+};
+
+static void add_bomb(const struct pk_console_ops *ops)
+{
+	if (!pk_console_register(ops, NULL, -1))
+		_exit(92);
+}
+
+/* Recurse until the stack is gone. */
+static volatile int deeper = 1;
+
+static int __attribute__((noinline)) overflow(volatile char *up)
+{
+	volatile char pad[512];
+
+	pad[0] = up ? up[0] : 0;
+	if (!deeper)
+		return pad[0];
+	return overflow(pad) + pad[1];
+}
+
+static void *worker_overflow(void *arg)
+{
+	(void)arg;
+	store_k();
+	overflow(NULL);
+	return NULL;
+}
 
 /* A console on a pipe whose reader is gone, with SIGPIPE's default action. */
 static void add_broken_pipe(void)
@@ -160,6 +235,10 @@ static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 	child_init(mode, how == CRASH_FLOOD ? 32 << 10 : 1 << 20);
 	if (how == CRASH_BROKEN_PIPE)
 		add_broken_pipe();	/* first: the crash path meets it first */
+	if (how == CRASH_IN_CONSOLE)
+		add_bomb(&bomb_ops);	/* first, as above */
+	if (how == CRASH_ATOMIC_FAULT)
+		add_bomb(&bomb_atomic_ops);
 	add_slow_file(path);
 	if (how == CRASH_STUCK)
 		add_stuck_console(&never_ops);
@@ -182,6 +261,13 @@ static void child(enum pk_mode mode, enum how how, char *path, char *path2)
 			usleep(10000);
 			pk_console_stats_get(slow_con, &st);
 		}
+	}
+	if (how == CRASH_WORKER_OVERFLOW) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, worker_overflow, NULL);
+		pthread_join(t, NULL);
+		_exit(93);
 	}
 	store_k();
 	switch (how) {
@@ -217,16 +303,22 @@ static char *run(enum pk_mode mode, enum how how, int *status, char **text2)
 	return text;
 }
 
-static void check_all_k(const char *text)
+/* Records 0 .. @n - 1 are all in @text. */
+static void check_k(const char *text, int n)
 {
 	char want[64];
 	int k;
 
-	for (k = 0; k < K; k++) {
+	for (k = 0; k < n; k++) {
 		snprintf(want, sizeof(want), "] record %d of %d\n", k, K);
 		if (!strstr(text, want))
 			fail_msg("missing: %s", want);
 	}
+}
+
+static void check_all_k(const char *text)
+{
+	check_k(text, K);
 }
 
 static void test_crash_every_mode(void **state)
@@ -330,6 +422,159 @@ static void test_crash_during_flood(void **state)
 		assert_non_null(strstr(text, " printk messages dropped **"));
 		free(text);
 	}
+}
+
+/*
+ * The crashing thread was inside a console's driver (a thread of the
+ * program's in handoff and legacy modes, a printer in thread mode), which
+ * faults again on the same record: the crash report leaves that console
+ * out, and the other gets every record up to the one that crashed, and
+ * the report.
+ */
+static void test_crash_inside_console(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_IN_CONSOLE, &st, NULL);
+
+		print_message("%s: crash inside a console, the other has the report\n",
+			      mode_names[modes[i]]);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_k(text, BOMB_AT + 1);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV (segmentation fault)"));
+		assert_non_null(strstr(text, "Call trace:"));
+		free(text);
+	}
+}
+
+/*
+ * A crash elsewhere, and the first console's write_atomic() faults each
+ * time the crash path calls it: that console is left out from its first
+ * fault on, and the next still gets every record and the report.
+ */
+static void test_crash_console_faults_in_report(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_ATOMIC_FAULT, &st, NULL);
+
+		print_message("%s: a console faults in the report, the other has it\n",
+			      mode_names[modes[i]]);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV (segmentation fault) at address 0x7"));
+		assert_non_null(strstr(text, "Call trace:"));
+		free(text);
+	}
+}
+
+/*
+ * A worker thread (not the one that installed the crash handler) logs,
+ * then overflows its stack: it has an alternate signal stack of its own,
+ * so the report is made and every record printed.
+ */
+static void test_crash_worker_stack_overflow(void **state)
+{
+	int st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PK__N(modes); i++) {
+		char *text = run(modes[i], CRASH_WORKER_OVERFLOW, &st, NULL);
+
+		print_message("%s: a worker's stack overflow, report and %d records\n",
+			      mode_names[modes[i]], K);
+		assert_true(WIFSIGNALED(st));
+		assert_int_equal(WTERMSIG(st), SIGSEGV);
+		check_all_k(text);
+		assert_non_null(strstr(text, "Unable to handle SIGSEGV (segmentation fault)"));
+		assert_non_null(strstr(text, "Call trace:"));
+		free(text);
+	}
+}
+
+/* Is the page just below @addr mapped with no access at all? */
+static bool guarded_below(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr - 1, lo, hi;
+	char line[512], perms[8];
+	bool ok = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && a >= lo && a < hi)
+			ok = !strcmp(perms, "---p");
+	fclose(f);
+	return ok;
+}
+
+/* 0: this thread has an alternate signal stack with a guard page below it. */
+static int stack_check(void)
+{
+	stack_t ss;
+
+	if (sigaltstack(NULL, &ss) < 0 || (ss.ss_flags & SS_DISABLE))
+		return 1;
+	if (ss.ss_size < 64 * 1024)
+		return 2;
+	return guarded_below(ss.ss_sp) ? 0 : 3;
+}
+
+static void *stack_check_thread(void *arg)
+{
+	int *ret = arg;
+
+	*ret = stack_check();
+	if (*ret == 1) {	/* none before it logs; one once it has */
+		pk_info("a thread logs\n");
+		*ret = stack_check();
+	} else {
+		*ret = 10 + *ret;
+	}
+	return NULL;
+}
+
+/*
+ * Every thread that logs gets a crash stack of its own, the installing
+ * thread at once; each has a guard page below it, where the old single
+ * stack had the library's own data.
+ */
+static void test_crash_stacks_guarded(void **state)
+{
+	int st;
+	pid_t pid;
+
+	(void)state;
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		pthread_t t;
+		int ret = 0, i;
+
+		child_init(PK_MODE_HANDOFF, 1 << 20);
+		if (stack_check())
+			_exit(20 + stack_check());
+		for (i = 0; i < 3; i++) {
+			pthread_create(&t, NULL, stack_check_thread, &ret);
+			pthread_join(t, NULL);
+			if (ret)
+				_exit(30 + ret);
+		}
+		_exit(0);
+	}
+	tu_waitpid(pid, &st, CHILD_MS, "crash stacks");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
 static void test_panic_every_mode(void **state)
@@ -462,6 +707,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_crash_hostile_takeover),
 		cmocka_unit_test(test_crash_broken_pipe),
 		cmocka_unit_test(test_crash_during_flood),
+		cmocka_unit_test(test_crash_inside_console),
+		cmocka_unit_test(test_crash_console_faults_in_report),
+		cmocka_unit_test(test_crash_worker_stack_overflow),
+		cmocka_unit_test(test_crash_stacks_guarded),
 		cmocka_unit_test(test_panic_every_mode),
 		cmocka_unit_test(test_exit_flush_every_mode),
 		cmocka_unit_test(test_fork_storm_handoff),

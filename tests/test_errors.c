@@ -9,7 +9,8 @@
  *   - the store file (persist.c): a directory, a FIFO, a file that is not a
  *     store, too short or too large, another version, a corrupt header, a
  *     size that does not match, another PK_BUFFER_SIZE, a missing
- *     directory, a dangling symlink, a file size limit, a symlink to a
+ *     directory, a dangling symlink, a file size limit (with SIGXFSZ's
+ *     default action), a sparse store on a full filesystem, a symlink to a
  *     good store (refused: persist.c, "OWNERSHIP");
  *   - the reader API on bad files and bad arguments;
  *   - PK_CONSOLE: every kind of malformed entry, and a full console table;
@@ -21,15 +22,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "consoles.h"
@@ -424,10 +429,31 @@ static void test_store_symlinks(void **state)
 	free(path);
 }
 
-/* In a child limited to 4 KiB files: neither a new nor an empty store fits. */
+/* An idle thread with SIGXFSZ unblocked: the signal must not reach it either. */
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static bool xfsz_pending(void)
+{
+	sigset_t p;
+
+	return sigpending(&p) == 0 && sigismember(&p, SIGXFSZ) == 1;
+}
+
+/*
+ * In a child limited to 4 KiB files, with SIGXFSZ's default action (which
+ * kills): neither a new nor an empty store fits, and each says so with
+ * -EFBIG, never the signal; pk_init() keeps records in memory and goes
+ * on.  A SIGXFSZ the program had pending (blocked) before stays pending.
+ */
 static void test_store_file_size_limit(void **state)
 {
-	char *path = tu_tmp_path("errors-fsize"), *empty = tu_tmp_path("errors-empty");
+	char *path = tu_tmp_path("errors-fsize"), *empty = tu_tmp_path("errors-empty"), *msg;
 	int status, fd;
 	pid_t pid;
 
@@ -435,16 +461,25 @@ static void test_store_file_size_limit(void **state)
 	fd = open(empty, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	close(fd);
+	err_begin();
 	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (!pid) {
 		struct rlimit rl, old;
 		struct pk_config cfg;
+		struct timespec zero = { 0, 0 };
+		sigset_t xfsz;
+		pthread_t t;
 		void *mem;
 		size_t sz;
-		int sfd, ret = 0;
+		int sfd, ret = 0, i;
 
-		signal(SIGXFSZ, SIG_IGN);
+		signal(SIGXFSZ, SIG_DFL);
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		pthread_sigmask(SIG_UNBLOCK, &xfsz, NULL);
+		if (pthread_create(&t, NULL, idle_thread, NULL))
+			_exit(2);
 		if (getrlimit(RLIMIT_FSIZE, &old) < 0)
 			_exit(2);
 		rl = old;
@@ -457,13 +492,40 @@ static void test_store_file_size_limit(void **state)
 		cfg_for(&cfg, empty, STORE);
 		if (!ret && pk__persist_open(&cfg, &mem, &sz, &sfd) != -EFBIG)
 			ret = 4;
+		/* The program's own pending SIGXFSZ is left to it. */
+		pthread_sigmask(SIG_BLOCK, &xfsz, NULL);
+		raise(SIGXFSZ);
+		cfg_for(&cfg, path, STORE);
+		if (!ret && pk__persist_open(&cfg, &mem, &sz, &sfd) != -EFBIG)
+			ret = 5;
+		if (!ret && !xfsz_pending())
+			ret = 6;
+		if (sigtimedwait(&xfsz, NULL, &zero) != SIGXFSZ && !ret)
+			ret = 7;
+		pthread_sigmask(SIG_UNBLOCK, &xfsz, NULL);
+		/* pk_init(): the store's error, records kept in memory, and printed. */
+		cfg_for(&cfg, path, STORE);
+		cfg.flags &= ~(unsigned)PK_CFG_NO_CONSOLE;
+		if (!ret && pk_init(&cfg) != -EFBIG)
+			ret = 8;
+		for (i = 0; !ret && i < 10; i++)
+			if (pk_info("after the limit %d\n", i) <= 0)
+				ret = 9;
+		if (!ret && pk_flush(5000))
+			ret = 10;
 		/* The soft limit back, so that coverage data can be written. */
 		setrlimit(RLIMIT_FSIZE, &old);
 		_exit(ret);
 	}
 	tu_waitpid(pid, &status, CHILD_MS, "file size limit child");
-	assert_true(WIFEXITED(status));
+	msg = err_end();
+	if (!WIFEXITED(status))
+		fail_msg("the child died of signal %d; stderr: %s", WTERMSIG(status), msg);
 	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_contains(msg, "more than the file size limit (RLIMIT_FSIZE, ulimit -f) of 4096 bytes");
+	assert_contains(msg, "records are kept in memory only");
+	assert_contains(msg, "after the limit 9");
+	free(msg);
 	/* Nothing left behind at the new path; the empty file is still empty. */
 	assert_int_equal(access(path, F_OK), -1);
 	{
@@ -480,9 +542,99 @@ static void test_store_file_size_limit(void **state)
 }
 
 /*
- * In a child whose address space has no room for the store's mapping: a new
- * store is not created, an empty file is left empty.
+ * A sparse copy of a valid store (cp --sparse=always) on a full
+ * filesystem: refused with -ENOSPC before anything is stored, where it
+ * used to map fine and raise SIGBUS at the first store into a hole.  In a
+ * child with a mount namespace of its own and a 1 MiB tmpfs there.
  */
+static int sparse_full_child(void)
+{
+	char dir[] = "/tmp/pktest-sparse-XXXXXX", src[64], dst[64], fill[64];
+	static char page[4096], zero[4096];
+	struct pk_config cfg;
+	struct stat st;
+	void *mem;
+	size_t sz, off;
+	int fd, in, out, i;
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    !mkdtemp(dir))
+		return TU_SKIP_CODE;
+	if (mount("none", dir, "tmpfs", 0, "size=1m,mode=0700") < 0) {
+		rmdir(dir);
+		return TU_SKIP_CODE;
+	}
+	snprintf(src, sizeof(src), "%s/store", dir);
+	snprintf(dst, sizeof(dst), "%s/sparse", dir);
+	snprintf(fill, sizeof(fill), "%s/fill", dir);
+	/* A valid store with records in it. */
+	cfg_for(&cfg, src, STORE);
+	if (pk__persist_open(&cfg, &mem, &sz, &fd) < 0)
+		return 20;
+	pk__persist_close(mem, sz, fd);
+	/* Its sparse copy: only the pages that are not all zeros. */
+	in = open(src, O_RDONLY);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (in < 0 || out < 0 || fstat(in, &st) < 0 || ftruncate(out, st.st_size) < 0)
+		return 21;
+	for (off = 0; off < (size_t)st.st_size; off += sizeof(page))
+		if (pread(in, page, sizeof(page), (off_t)off) == (ssize_t)sizeof(page) &&
+		    memcmp(page, zero, sizeof(page)) &&
+		    pwrite(out, page, sizeof(page), (off_t)off) != (ssize_t)sizeof(page))
+			return 22;
+	close(in);
+	close(out);
+	unlink(src);
+	if (stat(dst, &st) < 0 || (off_t)st.st_blocks * 512 >= st.st_size)
+		return 23;	/* not sparse: the test would prove nothing */
+	/* Fill the filesystem. */
+	fd = open(fill, O_WRONLY | O_CREAT, 0600);
+	while (fd >= 0 && write(fd, zero, sizeof(zero)) == (ssize_t)sizeof(zero))
+		;
+	if (fd < 0 || errno != ENOSPC)
+		return 24;
+	close(fd);
+	cfg_for(&cfg, dst, STORE);
+	if (pk__persist_open(&cfg, &mem, &sz, &fd) != -ENOSPC)
+		return 25;
+	/* Through pk_init(): the error, and records kept in memory, all of them stored. */
+	if (pk_init(&cfg) != -ENOSPC)
+		return 26;
+	for (i = 0; i < 4000; i++)
+		if (pk_info("record %d, stored into memory, not into a hole of a full disk\n", i) <= 0)
+			return 27;
+	return 0;
+}
+
+static void test_store_sparse_full_fs(void **state)
+{
+	char *msg;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	err_begin();
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid)
+		_exit(sparse_full_child());
+	tu_waitpid(pid, &status, CHILD_MS, "sparse store child");
+	msg = err_end();
+	if (WIFEXITED(status) && WEXITSTATUS(status) == TU_SKIP_CODE) {
+		free(msg);
+		tu_skip("no mount namespace or tmpfs mount permitted here");
+		return;
+	}
+	if (!WIFEXITED(status))
+		fail_msg("the child died of signal %d; stderr: %s", WTERMSIG(status), msg);
+	if (WEXITSTATUS(status))
+		fail_msg("the child failed at step %d; stderr: %s", WEXITSTATUS(status), msg);
+	assert_contains(msg, "cannot allocate the blocks of this store file (it is sparse): "
+		       "No space left on device; free some space or remove the file");
+	assert_contains(msg, "records are kept in memory only");
+	free(msg);
+}
+
 static void test_store_no_address_space(void **state)
 {
 	char *path, *empty;
@@ -1117,6 +1269,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_store_other_size),
 		cmocka_unit_test(test_store_symlinks),
 		cmocka_unit_test(test_store_file_size_limit),
+		cmocka_unit_test(test_store_sparse_full_fs),
 		cmocka_unit_test(test_store_no_address_space),
 		cmocka_unit_test(test_store_relative_path),
 		cmocka_unit_test(test_store_bad_config),
