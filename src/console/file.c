@@ -560,6 +560,7 @@ static long notice(struct file_ctx *f, bool may_wait)
  */
 static long file_put(struct file_ctx *f, const char *buf, size_t len, bool may_wait)
 {
+	uint64_t stood;
 	int sync_err = 0;
 	long n;
 
@@ -574,7 +575,9 @@ static long file_put(struct file_ctx *f, const char *buf, size_t len, bool may_w
 	wrote(f, buf, (size_t)n);
 	return sync_err ? sync_err : n;
 lost:
-	f->missed++;
+	/* A notice of the console's own stands for its N records. */
+	stood = f->midline ? 0 : pk__wfd_notice_count(buf, len);
+	f->missed += stood ? stood : 1;
 	f->torn = f->midline;
 	return n;
 }
@@ -588,7 +591,9 @@ static long file_write(void *ctx, const char *buf, size_t len)
 		maintain(f, len);
 		/* Rotated away and the new file refused: the old one grows no more. */
 		if (f->held_off && f->size && f->size + len > f->rotate_size) {
-			f->missed++;
+			uint64_t stood = pk__wfd_notice_count(buf, len);
+
+			f->missed += stood ? stood : 1;
 			return -EFBIG;
 		}
 	}

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -130,4 +131,34 @@ ssize_t pk__wfd_write(int fd, enum pk__wfd_kind kind, const void *buf, size_t le
 	default:
 		return write(fd, buf, len);
 	}
+}
+
+/* "** N printk messages dropped **\n" or {"dropped":N}\n: N. */
+uint64_t pk__wfd_notice_count(const char *buf, size_t len)
+{
+	static const char head[] = "** ", tail[] = " printk messages dropped **\n";
+	static const char jhead[] = "{\"dropped\":", jtail[] = "}\n";
+	const char *p, *end = buf + len, *t;
+	size_t tl;
+	uint64_t n = 0;
+
+	if (len > sizeof(head) - 1 && !memcmp(buf, head, sizeof(head) - 1)) {
+		p = buf + sizeof(head) - 1;
+		t = tail;
+		tl = sizeof(tail) - 1;
+	} else if (len > sizeof(jhead) - 1 && !memcmp(buf, jhead, sizeof(jhead) - 1)) {
+		p = buf + sizeof(jhead) - 1;
+		t = jtail;
+		tl = sizeof(jtail) - 1;
+	} else {
+		return 0;
+	}
+	if (p == end || *p < '0' || *p > '9')
+		return 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return 0;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	return (size_t)(end - p) == tl && !memcmp(p, t, tl) ? n : 0;
 }

@@ -41,6 +41,16 @@ void pk__wfd_sigpipe_blocked(void);
 ssize_t pk__wfd_write(int fd, enum pk__wfd_kind kind, const void *buf, size_t len);
 
 /*
+ * pk__wfd_notice_count() - is @buf (one console write) the console's drop
+ * notice, "** N printk messages dropped **\n" or {"dropped":N}\n?  A
+ * driver that loses a write counts a lost notice as the N records it
+ * stood for, so that its own notice later carries them.
+ * Context: any, async-signal-safe.
+ * Return: N, or 0 if @buf is not a notice.
+ */
+uint64_t pk__wfd_notice_count(const char *buf, size_t len);
+
+/*
  * file.c: how often (ns) a file console's write() looks whether its path
  * still names its file; a second.  Tests shorten it.
  */
