@@ -245,8 +245,6 @@ static long syslog_send(struct syslog_ctx *s, const char *buf, size_t len, bool 
 			if (at_header(nl + 1, end))
 				break;
 		p = nl ? nl + 1 : end;
-		if (t == end || (t + 1 == p && *t == '\n'))
-			continue;	/* nothing to say */
 		ret = s->missed ? send_notice(s, may_wait) : 0;
 		if (!ret)
 			ret = send_dgram(s, s->out, build(s, pri, t, p), may_wait);
