@@ -463,6 +463,62 @@ static void test_resolve_retried(void **state)
 	close(srv);
 }
 
+/*
+ * RFC 5424 over TCP to a name a resolver is slow to answer: registering
+ * returns at once, and the messages logged meanwhile wait in the
+ * console's queue and all arrive once the name resolves (none lost).
+ */
+static void test_resolve_slow_tcp(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	char spec[80], *all = NULL;
+	size_t len = 0;
+	unsigned i, seen = 0;
+	int lfd, cfd = -1;
+	char buf[4096];
+	ssize_t n;
+
+	(void)state;
+	atomic_store(&pk__resolve_retry_ms, 20);
+	fake_set_open(false);
+	atomic_store(&fake_answered, false);
+	assert_int_equal(init_mode(PK_MODE_HANDOFF), 0);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &sl), 0);
+	snprintf(spec, sizeof(spec), "syslog+tcp://slow.pktest:%u", ntohs(sa.sin_port));
+	assert_int_equal(pk_console_register_spec(spec), 1);
+	if (atomic_load(&fake_answered))
+		fail_msg("registering waited for the resolver's answer");
+	for (i = 0; i < 5; i++)
+		assert_true(pk_info("queued while resolving %u\n", i) > 0);
+	fake_set_open(true);
+	/* The next writes connect and send the queue (a hang bound). */
+	assert_true(tu_wait_until((pk_info("nudge\n"), pk_flush(5000),
+				   (cfd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0), 10000));
+	while (seen < 5 && tu_wait_until((n = recv(cfd, buf, sizeof(buf) - 1, 0)) > 0 ||
+					 (pk_info("nudge\n"), pk_flush(5000), false), 10000)) {
+		all = realloc(all, len + (size_t)n + 1);
+		assert_non_null(all);
+		memcpy(all + len, buf, (size_t)n);
+		len += (size_t)n;
+		all[len] = '\0';
+		for (seen = 0, i = 0; i < 5; i++) {
+			snprintf(buf, sizeof(buf), "queued while resolving %u", i);
+			seen += strstr(all, buf) != NULL;
+		}
+	}
+	print_message("syslog over TCP: %u of 5 messages logged while resolving arrived\n", seen);
+	assert_int_equal(seen, 5);
+	assert_null(strstr(all, "dropped"));
+	free(all);
+	close(cfd);
+	close(lfd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +527,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_netconsole_split, teardown),
 		cmocka_unit_test_teardown(test_resolve_slow, teardown),
 		cmocka_unit_test_teardown(test_resolve_retried, teardown),
+		cmocka_unit_test_teardown(test_resolve_slow_tcp, teardown),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
