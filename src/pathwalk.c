@@ -20,7 +20,12 @@
  *     it is owned by the effective uid or by the directory's owner (its
  *     owner could otherwise swap what lies in or behind it), and a regular
  *     file only if it has one link (a hard link there may be any file of
- *     ours, /etc/passwd for root).
+ *     ours, /etc/passwd for root);
+ *   - for a log (the file console sets @shared_dirs), the same in every
+ *     directory others or its group may write, sticky or not (a
+ *     /var/log-style root:syslog 0775): there anyone who may write it can
+ *     put a symlink or a file at the log's name, which a reopen would
+ *     otherwise follow or append to.
  *
  * The kernel's own links in /proc (/dev/stderr is /proc/self/fd/2, whose
  * target may be a pipe) are the exception: the kernel follows those.
@@ -56,6 +61,7 @@ void pk__walk_init(struct pk__walk *w)
 	w->name[0] = '\0';
 	w->rest[0] = '\0';
 	w->why[0] = '\0';
+	w->shared_dirs = false;
 }
 
 void pk__walk_end(struct pk__walk *w)
@@ -91,11 +97,16 @@ bool pk__walk_owner_ok(struct pk__walk *w, const char *name, const struct stat *
 {
 	uid_t euid = geteuid();
 	bool linked = S_ISREG(st->st_mode) && st->st_nlink > 1;	/* may be any file of ours */
-	const char *what, *done, *rule;
+	bool sticky_ww = (dir->st_mode & S_ISVTX) && (dir->st_mode & S_IWOTH);
+	bool shared = w->shared_dirs && (dir->st_mode & (S_IWGRP | S_IWOTH));
+	const char *what, *done, *rule, *where;
 
-	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH) ||
+	if ((!sticky_ww && !shared) ||
 	    ((st->st_uid == euid || st->st_uid == dir->st_uid) && !linked))
 		return true;
+	where = sticky_ww ? "a sticky world-writable directory" :
+		(dir->st_mode & S_IWOTH) ? "a directory other users may write" :
+		"a directory its group may write";
 	if (S_ISLNK(st->st_mode)) {
 		what = "to follow symlink";
 		done = "followed";
@@ -110,12 +121,12 @@ bool pk__walk_owner_ok(struct pk__walk *w, const char *name, const struct stat *
 		rule = "protected_regular";
 	}
 	pk__stbsp_snprintf(w->why, (int)sizeof(w->why),
-			   "refusing %s \"%s\" owned by uid %u (%u links) in a sticky "
-			   "world-writable directory owned by uid %u: there only what the "
-			   "process's euid (%u) or the directory's owner owns is %s (the kernel's "
+			   "refusing %s \"%s\" owned by uid %u (%u links) in %s owned "
+			   "by uid %u: there only what the process's euid (%u) or the "
+			   "directory's owner owns, with one link if a file, is %s (the kernel's "
 			   "%s rule)",
 			   what, pk__walk_escape(w->tmp, sizeof(w->tmp), name),
-			   (unsigned)st->st_uid, (unsigned)st->st_nlink, (unsigned)dir->st_uid,
+			   (unsigned)st->st_uid, (unsigned)st->st_nlink, where, (unsigned)dir->st_uid,
 			   (unsigned)euid, done, rule);
 	return false;
 }

@@ -44,6 +44,12 @@ struct pk__walk {
 	char rest[PATH_MAX];	/* what is left of the path to walk */
 	char tmp[PATH_MAX];	/* scratch (free between calls) */
 	char why[PK__WALK_WHY_MAX];	/* the last refusal by a rule; "" if none */
+	/*
+	 * Apply the rules in every directory others or a group may write,
+	 * sticky or not (set by the caller after pk__walk_init()); else only
+	 * in sticky world-writable ones.
+	 */
+	bool shared_dirs;
 };
 
 /* No descriptor held: pk__walk_end() is harmless. */
@@ -83,7 +89,8 @@ int pk__walk_follow(struct pk__walk *w, int lfd, const char *name);
 /*
  * pk__walk_owner_ok() - may @st, found as @name in a directory described
  * by @dir, be used (followed, entered, opened)?  Not if @dir is sticky and
- * world-writable and @st is owned by neither the effective uid nor @dir's
+ * world-writable (with @w->shared_dirs: writable by others or its group,
+ * sticky or not) and @st is owned by neither the effective uid nor @dir's
  * owner, or is a regular file with more than one link there.
  * Return: true; false with @w->why saying which rule refused it.
  */

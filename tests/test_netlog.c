@@ -595,9 +595,12 @@ static void test_bad_receivers(void **state)
 	static char pad[1001];
 
 	(void)state;
-	/* A name that does not resolve. */
-	assert_int_equal(pk_console_rfc5424_make(&o, &drv), -EHOSTUNREACH);
-	assert_int_equal(pk_console_register_spec("syslog+tcp://no-such-host.invalid:514"), 0);
+	/*
+	 * A name that does not resolve: made at once, resolved off the
+	 * caller's path and retried (test_netcon.c), so not refused here.
+	 */
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), 0);
+	drv.ops->release(drv.ctx);
 	assert_int_equal(pk_console_register_spec("syslog+udp://127.0.0.1:0"), 0);
 	assert_int_equal(pk_console_register_spec("syslog+udp://[::1"), 0);
 	assert_int_equal(pk_console_register_spec("syslog+tcp://127.0.0.1:1,facility=nope"), 0);

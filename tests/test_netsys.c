@@ -99,7 +99,9 @@ static void test_netconsole_loopback(void **state)
 	assert_int_equal(st.next_seq, 22);
 	/* Bad addresses. */
 	assert_int_equal(pk_console_net_make("127.0.0.1", 0, &drv), -EINVAL);
-	assert_true(pk_console_net_make("no-such-host.invalid", 9, &drv) < 0);
+	/* A name is resolved off the caller's path: made at once (test_netcon.c). */
+	assert_int_equal(pk_console_net_make("no-such-host.invalid", 9, &drv), 0);
+	drv.ops->release(drv.ctx);
 	assert_int_equal(pk_console_register_spec("net:127.0.0.1,net:[::1:5,net:x:99999"), 0);
 }
 
@@ -243,12 +245,14 @@ static void test_syslog_socket(void **state)
 	pk_err("disk %s failed\n", "sda");
 	pk_notice("two\nlines\n");
 	assert_int_equal(pk_flush(5000), 0);
-	recv_all(fd, buf, sizeof(buf), 3);
-	/* facility user (1), err (3): <11>; notice (5): <13>; one datagram a line */
+	recv_all(fd, buf, sizeof(buf), 2);
+	/*
+	 * facility user (1), err (3): <11>; notice (5): <13>; one datagram a
+	 * record, its newline escaped as the rendering escapes control bytes
+	 */
 	assert_non_null(strstr(buf, "<11>test_netsys["));
-	assert_non_null(strstr(buf, "]: disk sda failed\n"));
-	assert_non_null(strstr(buf, "]: two\n<13>test_netsys["));
-	assert_non_null(strstr(buf, "]: lines\n"));
+	assert_non_null(strstr(buf, "]: disk sda failed\n<13>test_netsys["));
+	assert_non_null(strstr(buf, "]: two\\x0alines\n"));
 	assert_null(strstr(buf, "] ["));	/* the console's timestamp is left to the daemon */
 	close(fd);
 	unlink(path);

@@ -74,6 +74,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -95,6 +96,7 @@
 #define FLAGS_KNOWN	(PK_FILE_FSYNC | PK_FILE_MODE(0777))
 #define MAX_ROTATE	999u
 #define REOPEN_WAIT_MS	2000	/* pk_console_reopen() waits this long for a rotation */
+#define FIFO_WAIT_MS	100	/* write() waits this long for a FIFO's reader to make room */
 
 _Atomic uint64_t pk__file_check_ns = 1000000000u;
 
@@ -119,6 +121,15 @@ struct file_ctx {
 	uint64_t size;		/* of the file, as far as write() knows */
 	unsigned seen_gen;
 	bool midline;		/* the last write did not end a line */
+	bool held_off;		/* rotated away, the new file refused: bounded */
+	bool said_held_off;	/* ... and said so */
+
+	/* write() and write_atomic() (one at a time but after a panic's takeover). */
+	uint64_t missed;	/* writes failed since the last success, not yet reported */
+	bool torn;		/* a failed write left a line unfinished in the file */
+	bool json;		/* the records written are JSON objects */
+	bool stalled;		/* a FIFO's reader did not make room: no wait until it does */
+	char note[64];		/* the drop notice being written */
 
 	_Atomic unsigned gen;	/* bumped by each reopen */
 	char path[];
@@ -219,17 +230,21 @@ static int open_log(struct pk__walk *w, const char *path, mode_t mode)
 	return ret;
 }
 
-/* open_log() for writing: blocking writes, whatever the open needed. */
+/*
+ * open_log() for writing: blocking writes to a file (O_NONBLOCK is for the
+ * open: a FIFO without a reader fails at once); a FIFO stays non-blocking,
+ * so that a reader that stops reading costs a bounded wait (file_put()).
+ */
 static int file_open(struct file_ctx *f)
 {
 	struct pk__walk *w = &f->walk;
 	int fd = open_log(w, f->path, f->mode);
+	struct stat st;
 
 	if (fd == -EACCES && w->why[0] && !f->quiet)
 		say("libprintk: file console \"%s\": %s\n",
 		    pk__walk_escape(w->tmp, sizeof(w->tmp), f->path), w->why);
-	/* O_NONBLOCK only for the open: a FIFO without a reader fails at once. */
-	if (fd >= 0)
+	if (fd >= 0 && !(fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)))
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }
@@ -359,7 +374,11 @@ static int rotate_locked(struct file_ctx *f)
 	}
 	close(fd);
 	pk__walk_end(w);
-	return reopen_locked(f, f->quiet);
+	ret = reopen_locked(f, f->quiet);
+	/* Renamed away, and the name taken (another user, in between): bounded. */
+	if (ret < 0)
+		f->held_off = true;
+	return ret;
 out:
 	close(fd);
 	pk__walk_end(w);
@@ -389,6 +408,8 @@ static void resync(struct file_ctx *f)
 	if (gen != f->seen_gen && fstat(f->fd, &st) == 0) {
 		f->seen_gen = gen;
 		f->size = (uint64_t)st.st_size;
+		f->held_off = false;	/* a new file under the path */
+		f->said_held_off = false;
 	}
 }
 
@@ -414,35 +435,150 @@ static void maintain(struct file_ctx *f, size_t len)
 		f->next_check_ns = now + every;
 		if (moved(f, &f->size)) {
 			ret = reopen_locked(f, f->last_err != 0);
-			if (ret < 0)
-				report(f, "reopening the renamed or removed path", ret);
-			else
+			if (ret < 0) {
+				/* The same bound as after our own rotation (below). */
+				f->held_off = f->rotate_size != 0;
+				if (!f->held_off)
+					report(f, "reopening the renamed or removed path", ret);
+			} else {
 				f->last_err = 0;
+			}
 			resync(f);
 		}
 	}
 	if (rotation_due(f, len, now)) {
 		ret = rotate_locked(f);
 		if (ret < 0) {
-			report(f, "rotating", ret);
+			if (!f->held_off)
+				report(f, "rotating", ret);
 			f->next_rotate_ns = now + every;	/* not again for every record */
 		} else {
 			f->last_err = 0;
 		}
 		resync(f);
 	}
+	if (f->held_off && !f->said_held_off) {
+		f->said_held_off = true;
+		f->last_err = -EACCES;	/* the refusals of the retries are not said */
+		say("libprintk: file console \"%s\": the path no longer names the file it writes "
+		    "and cannot be opened again (said above); it tries again every check and, "
+		    "meanwhile, lets the file it has grow to no more than %llu bytes, counting "
+		    "the records it drops\n",
+		    pk__walk_escape(f->walk.tmp, sizeof(f->walk.tmp), f->path),
+		    (unsigned long long)f->rotate_size);
+	}
 	busy_end(f);
 }
 
-static long file_write_fd(struct file_ctx *f, const char *buf, size_t len)
+/*
+ * One write(2) of the console's descriptor (and its fsync(), with
+ * PK_FILE_FSYNC: a failed fsync() is @sync_err, the bytes were written).
+ * A FIFO whose reader makes no room: with @may_wait (write()) wait up to
+ * FIFO_WAIT_MS for it, once per stall (until a write succeeds again, later
+ * writes do not wait); then -ETIMEDOUT.  Never -EAGAIN, which the console
+ * would retry at once.
+ */
+static long put(struct file_ctx *f, const char *buf, size_t len, bool may_wait, int *sync_err)
 {
-	ssize_t n = pk__wfd_write(f->fd, atomic_load_explicit(&f->kind, memory_order_relaxed),
-				  buf, len);
+	struct pollfd pfd = { .fd = f->fd, .events = POLLOUT };
+	uint64_t deadline = 0, now;
+	ssize_t n;
 
-	if (n < 0)
-		return -errno;
+	for (;;) {
+		n = pk__wfd_write(f->fd, atomic_load_explicit(&f->kind, memory_order_relaxed),
+				  buf, len);
+		if (n >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN)
+			return -errno;
+		now = mono_ns();
+		if (!deadline)
+			deadline = now + FIFO_WAIT_MS * 1000000ull;
+		if (!may_wait || f->stalled || now >= deadline) {
+			f->stalled = true;
+			return -ETIMEDOUT;
+		}
+		/* POLLERR (the reader left) too: the write then fails with EPIPE. */
+		if (poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR)
+			return -errno;
+	}
+	f->stalled = false;
 	if ((f->flags & PK_FILE_FSYNC) && fsync(f->fd) < 0)
-		return -errno;
+		*sync_err = -errno;
+	return n;
+}
+
+/* Bytes @n of @buf went into the file. */
+static void wrote(struct file_ctx *f, const char *buf, size_t n)
+{
+	if (!n)
+		return;
+	if (!f->midline)
+		f->json = buf[0] == '{';
+	f->size += (uint64_t)n;
+	f->midline = buf[n - 1] != '\n';
+}
+
+/*
+ * After failed writes, before the next record: end the line a failed
+ * write left unfinished, then say how many writes were lost.  Return: 0,
+ * or the error that kept the notice out (it is tried again next time).
+ */
+static long notice(struct file_ctx *f, bool may_wait)
+{
+	size_t len = 0;
+	int sync_err = 0, n;
+	long w;
+
+	if (f->torn)
+		f->note[len++] = '\n';
+	n = pk__stbsp_snprintf(f->note + len, (int)(sizeof(f->note) - len),
+			       f->json ? "{\"dropped\":%llu}\n" : "** %llu printk messages dropped **\n",
+			       (unsigned long long)f->missed);
+	if (n <= 0 || (size_t)n >= sizeof(f->note) - len)
+		return -EOVERFLOW;	/* cannot happen: 20 digits fit */
+	len += (size_t)n;
+	w = put(f, f->note, len, may_wait, &sync_err);
+	if (w < 0)
+		return w;
+	wrote(f, f->note, (size_t)w);
+	if ((size_t)w < len) {
+		f->torn = f->midline;
+		return -EIO;	/* a short write: the file is full again */
+	}
+	f->missed = 0;
+	f->torn = false;
+	return 0;
+}
+
+/*
+ * Write a part of a record (the console retries the rest of a short
+ * write).  A failed write is counted; what it leaves unfinished is ended
+ * and the count said in the file before the next record that gets in.
+ */
+static long file_put(struct file_ctx *f, const char *buf, size_t len, bool may_wait)
+{
+	uint64_t stood;
+	int sync_err = 0;
+	long n;
+
+	if (f->missed || f->torn) {
+		n = notice(f, may_wait);
+		if (n < 0)
+			goto lost;
+	}
+	n = put(f, buf, len, may_wait, &sync_err);
+	if (n < 0)
+		goto lost;
+	wrote(f, buf, (size_t)n);
+	return sync_err ? sync_err : n;
+lost:
+	/* A notice of the console's own stands for its N records. */
+	stood = f->midline ? 0 : pk__wfd_notice_count(buf, len);
+	f->missed += stood ? stood : 1;
+	f->torn = f->midline;
 	return n;
 }
 
@@ -450,22 +586,24 @@ static long file_write_fd(struct file_ctx *f, const char *buf, size_t len)
 static long file_write(void *ctx, const char *buf, size_t len)
 {
 	struct file_ctx *f = ctx;
-	long n;
 
-	if (!f->midline)
+	if (!f->midline) {
 		maintain(f, len);
-	n = file_write_fd(f, buf, len);
-	if (n > 0) {
-		f->size += (uint64_t)n;
-		f->midline = buf[n - 1] != '\n';
+		/* Rotated away and the new file refused: the old one grows no more. */
+		if (f->held_off && f->size && f->size + len > f->rotate_size) {
+			uint64_t stood = pk__wfd_notice_count(buf, len);
+
+			f->missed += stood ? stood : 1;
+			return -EFBIG;
+		}
 	}
-	return n;
+	return file_put(f, buf, len, true);
 }
 
-/* Emergency, panic, crash: the file open now, whatever its size. */
+/* Emergency, panic, crash: the file open now, whatever its size; no wait. */
 static long file_write_atomic(void *ctx, const char *buf, size_t len)
 {
-	return file_write_fd(ctx, buf, len);
+	return file_put(ctx, buf, len, false);
 }
 
 static void file_release(void *ctx)
@@ -505,6 +643,7 @@ static int file_make(const char *path, mode_t mode, const struct pk_file_opts *o
 	memcpy(f->path, path, plen + 1);
 	f->mode = mode;
 	pk__walk_init(&f->walk);
+	f->walk.shared_dirs = true;	/* a log's directory others may write: the rules */
 	fd = file_open(f);
 	pk__walk_end(&f->walk);
 	if (fd < 0) {

@@ -66,7 +66,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -79,6 +78,7 @@
 
 #include "printk/console.h"
 #include "relp.h"
+#include "resolve.h"
 #include "rfc5424.h"
 
 #define LMM(label)
@@ -98,6 +98,8 @@ struct snet {
 	socklen_t addrlen;
 	struct pk__rfc5424_id id;
 	atomic_bool busy;
+	struct pk__resolver *res;	/* UDP, TCP: the host's name (resolve.c) */
+	bool resolved;			/* @addr is the host's */
 
 	/* TCP */
 	uint64_t retry_at_ns, deadline_ns;
@@ -226,7 +228,7 @@ static void tcp_step(struct snet *s, uint64_t now)
 		tcp_failed(s, now);
 	}
 	if (s->state == DOWN) {
-		if (now < s->retry_at_ns)
+		if (now < s->retry_at_ns || !s->resolved)
 			return;
 		s->fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (s->fd < 0) {
@@ -341,6 +343,20 @@ static long tcp_write(struct snet *s, char *m, size_t len)
 
 /* ---- the driver ---- */
 
+/*
+ * Before a write: the host's address once its name resolved (a UDP
+ * socket connected then).  Until then TCP queues (tcp_step() stays DOWN)
+ * and UDP counts each message as missed.
+ */
+static void snet_resolved(struct snet *s)
+{
+	if (s->resolved || !s->res || !pk__resolve_get(s->res, &s->addr, &s->addrlen))
+		return;
+	s->resolved = true;
+	if (s->transport == PK_SYSLOG_UDP)
+		dgram_connect(s);
+}
+
 static long snet_write(void *ctx, const char *buf, size_t len)
 {
 	struct snet *s = ctx;
@@ -351,6 +367,7 @@ static long snet_write(void *ctx, const char *buf, size_t len)
 	/* LMM(busy:A) pairs with LMM(busy:B) below. */
 	if (atomic_exchange_explicit(&s->busy, true, memory_order_acquire))
 		return -EBUSY;
+	snet_resolved(s);
 	mlen = pk__rfc5424_render(&s->id, buf, len, m, PK_RFC5424_MSG_MAX);
 	if (!mlen)
 		ret = -EMSGSIZE;
@@ -380,6 +397,7 @@ static void snet_release(void *ctx)
 			usleep(10000);
 	}
 	close_fd(s);
+	pk__resolve_release(s->res);
 	free(s->q);
 	free(s);
 }
@@ -393,10 +411,8 @@ static const struct pk_console_ops snet_ops = {
 
 static int resolve(struct snet *s, const struct pk_rfc5424_opts *o)
 {
-	struct addrinfo hints = { 0 }, *res;
 	struct sockaddr_un *un = (struct sockaddr_un *)&s->addr;
 	const char *path = o->host ? o->host : "/dev/log";
-	char serv[8];
 	int ret;
 
 	if (o->transport == PK_SYSLOG_UNIX) {
@@ -409,15 +425,12 @@ static int resolve(struct snet *s, const struct pk_rfc5424_opts *o)
 	}
 	if (!o->host || !*o->host || o->port > 65535)
 		return -EINVAL;
-	hints.ai_socktype = o->transport == PK_SYSLOG_TCP ? SOCK_STREAM : SOCK_DGRAM;
-	hints.ai_flags = AI_NUMERICSERV;
-	snprintf(serv, sizeof(serv), "%u", o->port ? o->port : 514);
-	ret = getaddrinfo(o->host, serv, &hints, &res);
-	if (ret)
-		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
-	memcpy(&s->addr, res->ai_addr, res->ai_addrlen);
-	s->addrlen = res->ai_addrlen;
-	freeaddrinfo(res);
+	/* A name resolves on a thread of its own: see resolve.h. */
+	ret = pk__resolve_start(&s->res, o->host, o->port ? o->port : 514,
+				o->transport == PK_SYSLOG_TCP ? SOCK_STREAM : SOCK_DGRAM);
+	if (ret < 0)
+		return ret;
+	s->resolved = pk__resolve_get(s->res, &s->addr, &s->addrlen);
 	return 0;
 }
 
@@ -464,7 +477,7 @@ int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_d
 		if (!s->q)
 			goto fail;
 		tcp_step(s, mono_ns());	/* start connecting now */
-	} else {
+	} else if (o->transport == PK_SYSLOG_UNIX || s->resolved) {
 		ret = dgram_connect(s);
 		/* A unix socket with no daemon yet: connected at the first write. */
 		if (ret < 0 && o->transport == PK_SYSLOG_UDP)
@@ -476,6 +489,7 @@ int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_d
 	out->format = PK_FMT_JSON | PK_FMT_F_RFC3339;
 	return 0;
 fail:
+	pk__resolve_release(s->res);
 	free(s->q);
 	free(s);
 	return ret;
