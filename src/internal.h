@@ -249,6 +249,12 @@ bool pk__gate_slots_on(void);
 /* Tests: turn slots on or off for new entries; how many gates and slots count an entry (or wrapped). */
 void pk__gate_slots_set(bool on);
 unsigned long pk__gate_count(void);
+/*
+ * Is a store switch holding callers out (printk.c, "THE SWITCH WORD")?  A
+ * hint (relaxed): a caller printing inside its gate stops, so that the
+ * switch need not wait for a slow console.
+ */
+bool pk__switch_pending(void);
 /* Tests: called while a store switch holds callers out (pk_init()); NULL: none. */
 extern void (*pk__switch_hook)(void);
 uint32_t pk__tid(void);

@@ -997,6 +997,12 @@ static int store_copy(struct store *st, struct seq_map *m)
 static _Atomic uint32_t switch_word;
 static PK__TLS bool in_switch;	/* this thread is switching the store */
 
+bool pk__switch_pending(void)
+{
+	/* Relaxed: a hint; a printer that misses it stops at its next look. */
+	return atomic_load_explicit(&switch_word, memory_order_relaxed) & 1u;
+}
+
 static void switch_begin(void)
 {
 	uint32_t w = atomic_load_explicit(&switch_word, memory_order_relaxed);
