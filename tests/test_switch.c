@@ -352,6 +352,173 @@ static void test_switch_thread_counters(void **state)
 	switch_case(PK_MODE_THREAD, true);
 }
 
+/* ---- a signal handler and the switching thread log during the switch ---- */
+
+#define SIG_CONSOLES	2
+
+static pthread_t sig_thread;
+static _Atomic bool sig_done, sig_stop;
+static unsigned sig_records;
+
+static void sig_handler(int sig)
+{
+	char text[160];
+	unsigned c;
+
+	(void)sig;
+	/* SIGUSR1 is blocked while this runs: a handler, which cannot wait. */
+	for (c = 0; c < sig_records; c++) {
+		tu_make_text(text, sizeof(text), 0, c, 8);
+		pk_info("%s\n", text);
+	}
+	atomic_store(&sig_done, true);
+}
+
+static void *sig_main(void *arg)
+{
+	struct timespec nap = { 0, 200000 };
+
+	(void)arg;
+	while (!atomic_load(&sig_stop))
+		nanosleep(&nap, NULL);
+	return NULL;
+}
+
+/* During the switch: a handler on another thread logs, then this thread does. */
+static void sig_hook(void)
+{
+	char text[160];
+
+	TU_CHECK(pthread_kill(sig_thread, SIGUSR1) == 0);
+	tu_wait_until(atomic_load(&sig_done), 30000);
+	/* The switching thread itself: it must not wait for its own switch. */
+	tu_make_text(text, sizeof(text), 1, 0, 8);
+	TU_CHECK(pk_info("%s\n", text) > 0);
+}
+
+struct sig_result {
+	int init, flush, stats;
+	unsigned long long lost;
+	bool done;
+};
+
+static void sig_child(int fd, enum pk_mode mode, const char *const con[SIG_CONSOLES],
+		      const char *store)
+{
+	struct sigaction sa;
+	struct sig_result r = { 0 };
+	struct pk_config cfg;
+	struct pk_stats st;
+	char spec[1300];
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_handler;
+	sigemptyset(&sa.sa_mask);
+	TU_CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+	snprintf(spec, sizeof(spec), "file:%s,file:%s", con[0], con[1]);
+	setenv("PK_CONSOLE", spec, 1);
+	setenv("PK_MODE", mode_name(mode), 1);
+	setenv("PK_LOGLEVEL", "8", 1);
+	unsetenv("PK_BUFFER");
+	unsetenv("PK_BUFFER_SIZE");
+	TU_CHECK(pk_warn("first\n") > 0);
+	TU_CHECK(pthread_create(&sig_thread, NULL, sig_main, NULL) == 0);
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_ATEXIT;
+	cfg.mode = mode;
+	cfg.consoles = spec;
+	cfg.console_loglevel = 8;
+	cfg.buffer_path = store;
+	cfg.buffer_size = STORE_SIZE;
+	pk__switch_hook = sig_hook;
+	r.init = pk_init(&cfg);
+	pk__switch_hook = NULL;
+	r.done = atomic_load(&sig_done);
+	atomic_store(&sig_stop, true);
+	TU_CHECK(pthread_join(sig_thread, NULL) == 0);
+	r.flush = pk_flush(30000);
+	r.stats = pk_stats_get(&st);
+	r.lost = (unsigned long long)st.lost;
+	TU_CHECK(write(fd, &r, sizeof(r)) == (ssize_t)sizeof(r));
+	_exit(0);
+}
+
+/*
+ * @records from the handler: all printed on both consoles (few), or, more
+ * than the early store holds, each printed or counted on both consoles
+ * and in pk_stats_get()'s `lost'.
+ */
+static void sig_case(unsigned records, bool overflow)
+{
+	enum pk_mode modes[] = { PK_MODE_HANDOFF, PK_MODE_LEGACY, PK_MODE_THREAD };
+	unsigned k, i;
+
+	for (k = 0; k < 3; k++) {
+		char *con[SIG_CONSOLES] = { tu_tmp_path("sig-con"), tu_tmp_path("sig-con") };
+		char *store = tu_tmp_path("sig-store");
+		struct sig_result r = { 0 };
+		int fds[2], status;
+		pid_t pid;
+
+		sig_records = records;
+		assert_int_equal(pipe(fds), 0);
+		pid = tu_fork();
+		assert_true(pid >= 0);
+		if (!pid) {
+			close(fds[0]);
+			sig_child(fds[1], modes[k], (const char *const *)con, store);
+		}
+		close(fds[1]);
+		tu_waitpid(pid, &status, CHILD_MS, "a signal handler logs during the switch");
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(read(fds[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+		close(fds[0]);
+		assert_int_equal(r.init, 0);
+		assert_int_equal(r.flush, 0);
+		assert_int_equal(r.stats, 0);
+		assert_true(r.done);
+		for (i = 0; i < SIG_CONSOLES; i++) {
+			char *text = tu_read_file(con[i], NULL);
+			struct tu_lines l;
+
+			assert_non_null(text);
+			assert_int_equal(tu_parse_lines(text, 2, &l), 0);
+			fprintf(stderr, "%s, console %u: %u from the handler and 1 from the switching "
+				"thread: %zu printed, %llu dropped (%zu notices); stats: %llu lost\n",
+				mode_name(modes[k]), i, records, l.lines,
+				(unsigned long long)l.dropped, l.notices, r.lost);
+			/* Every record printed or counted, on every console. */
+			assert_int_equal(l.lines + l.dropped, records + 1);
+			assert_true(strstr(text, "first") != NULL);
+			if (overflow) {
+				assert_true(l.dropped > 0 && l.notices > 0);
+				assert_true(r.lost >= l.dropped);
+			} else {
+				assert_int_equal(l.dropped, 0);
+			}
+			free(text);
+			unlink(con[i]);
+			free(con[i]);
+		}
+		unlink(store);
+		free(store);
+	}
+}
+
+static void test_signal_during_switch(void **state)
+{
+	(void)state;
+	sig_case(20, false);
+}
+
+static void test_early_overflow_counted(void **state)
+{
+	(void)state;
+	/* The early store holds 2048 records at most, fewer of these. */
+	sig_case(6000, true);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +528,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_switch_handoff_counters),
 		cmocka_unit_test(test_switch_legacy_counters),
 		cmocka_unit_test(test_switch_thread_counters),
+		cmocka_unit_test(test_signal_during_switch),
+		cmocka_unit_test(test_early_overflow_counted),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
