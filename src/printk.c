@@ -57,6 +57,9 @@ static void note_failed(const char *path, int err)
 }
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 void (*pk__switch_hook)(void);
+/* A store switch holds callers out while odd (THE SWITCH WORD, below). */
+static _Atomic uint32_t switch_word;
+static PK__TLS bool in_switch;	/* this thread is switching the store */
 
 /*
  * THE STORE GATE
@@ -603,6 +606,15 @@ static void atfork_child(void)
 	}
 	if (pk__self.gate_slot > 0)
 		pk__self.gate_slot_gen = pk__self.fork_gen;
+	/*
+	 * A switch another thread was making did not survive: nobody will
+	 * end it, so the child's callers must not wait for it (they store
+	 * into the early store, as they did before the switch word).
+	 */
+	if (!in_switch)
+		atomic_store_explicit(&switch_word,
+				      (atomic_load_explicit(&switch_word, memory_order_relaxed) + 1u) &
+				      ~1u, memory_order_relaxed);
 	pthread_mutex_init(&init_lock, NULL);
 	pk__flush_atfork_child();
 }
@@ -993,9 +1005,6 @@ static int store_copy(struct store *st, struct seq_map *m)
  * (early.c, a lost note).
  */
 #define SWITCH_WAIT_NS	(5000ull * 1000000ull)
-
-static _Atomic uint32_t switch_word;
-static PK__TLS bool in_switch;	/* this thread is switching the store */
 
 bool pk__switch_pending(void)
 {
