@@ -432,6 +432,24 @@ void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg)
 	pthread_setcancelstate(cancel, NULL);
 }
 
+unsigned pk__con_positions(uint64_t *out, unsigned max)
+{
+	struct pk_console *c;
+	unsigned n = 0;
+	int i, cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < PK_MAX_CONSOLES && n < max; i++) {
+		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
+		if (c && c != DRAINING)
+			out[n++] = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_setcancelstate(cancel, NULL);
+	return n;
+}
+
 struct pk_console *pk_console_find(const char *name)
 {
 	struct pk_console *c, *found = NULL;
@@ -765,6 +783,23 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	pos->expect = rec->seq + 1;
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
+	/*
+	 * A lost note (printk.c, "LOST NOTES"): records lost where this
+	 * console could not see a gap, as many as it would have printed.
+	 * Reported as its own drop notice, in the console's format.
+	 */
+	if (rec->meta.flags & PK__REC_LOSTNOTE) {
+		uint64_t n = pk__lost_note_count(rec, f.max_level);
+
+		lost.counted += n;
+		lost.unknown += pk__lost_note_unknown(rec) < n ? pk__lost_note_unknown(rec) : n;
+		if (lost.counted)
+			print_dropped(c, buf, &lost, fo.fmt, atomic);
+		if (!still_ours(c, tid))
+			return PK_EMIT_LOST;
+		publish(c, pos);
+		return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
+	}
 	if (lost.counted)
 		print_dropped(c, buf, &lost, fo.fmt, atomic);
 	/* Filtered by module: decided on the raw prefix, before any formatting. */

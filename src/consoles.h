@@ -102,6 +102,8 @@ int pk__con_replace_config(const char *spec);
 void pk__con_each_locked(void (*fn)(struct pk_console *c));
 /* Every console's position moves to a new store: @map(old next_seq). */
 void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg);
+/* The registered consoles' next_seq, at most @max of them into @out.  Return: how many. */
+unsigned pk__con_positions(uint64_t *out, unsigned max);
 /* The global console loglevel (pk_set_loglevel()) and the local UTC offset. */
 void pk__con_set_global_loglevel(int loglevel);
 void pk__con_update_utc_offset(void);

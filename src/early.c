@@ -192,25 +192,22 @@ static uint64_t migrate_once(void)
 			rd.stall_limit_ns = 0;	/* skip what is still in progress */
 	}
 	/*
-	 * Records lost in the early store (overwritten before the library was
-	 * set up) are lost for good: count them, and say so in-band.
+	 * Records lost in the early store (overwritten before they could be
+	 * moved: before the library was set up, or while a store switch held
+	 * callers out) are lost for good, and no console could see a gap for
+	 * them: a lost note counts them, in-band on every console, and in
+	 * the store's `lost' (printk.c, "LOST NOTES").  Their levels are not
+	 * known: every console counts them.
 	 */
 	if (rd.next - from > moved) {
-		struct pk_ring_meta m = { 0 };
-		char note[96];
+		struct pk__lost_note note;
 		uint64_t n = rd.next - from - moved;
-		int len;
+		int l;
 
-		atomic_fetch_add_explicit(&pk__g.ring.h->lost, n, memory_order_relaxed);
-		len = pk__stbsp_snprintf(note, (int)sizeof(note),
-					 "** %llu printk messages dropped before libprintk was set up **",
-					 (unsigned long long)n);
-		m.ts_ns = pk__now_ns();
-		m.tid = pk__tid();
-		m.pid = (uint32_t)syscall(SYS_getpid);
-		m.level = PK_WARNING;
-		m.facility = 1;
-		pk__ring_write(&pk__g.ring, &m, note, (uint32_t)len, false, &seq);
+		for (l = 0; l <= 8; l++)
+			note.cum[l] = n;
+		note.unknown = n;
+		pk__lost_note_write(&pk__g.ring, &note, &seq);
 	}
 	/* Release: a thread that sees its record passed sees it stored (settle). */
 	atomic_store_explicit(&migrated, rd.next, memory_order_release);

@@ -366,8 +366,14 @@ again:
 		progress = false;
 		stalled = PK__NO_SEQ;
 		if ((st->deadline && pk__now_ns() >= st->deadline) ||
-		    (pk__self.printer && atomic_load_explicit(&F.rescue_stop, memory_order_relaxed))) {
-			bounded_out = true;	/* out of time, or the library stops */
+		    (pk__self.printer && atomic_load_explicit(&F.rescue_stop, memory_order_relaxed)) ||
+		    pk__switch_pending()) {
+			/*
+			 * Out of time, or the library stops, or a store switch
+			 * waits for this caller to leave its gate: the rest is
+			 * printed after the switch (pk__flush_reconfigure()).
+			 */
+			bounded_out = true;
 			goto unlock;
 		}
 		for (i = 0; i < PK_MAX_CONSOLES; i++) {

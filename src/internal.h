@@ -199,6 +199,26 @@ struct pk__va_format {
  * pk_ring_rec.module.  Readers never see the flag.
  */
 #define PK__REC_MODULE	0x0200u
+/*
+ * A lost note (printk.c, "LOST NOTES"): its body counts records lost
+ * where no console could see a gap in the seqs (struct pk__lost_note).
+ * Consoles print it as a drop notice; readers see the notice as text.
+ */
+#define PK__REC_LOSTNOTE	0x0400u
+/* Its body: by console max_level 0..8, the lost records such a console counts. */
+struct pk__lost_note {
+	uint64_t cum[9];	/* cum[l]: those a console of max_level l would have printed */
+	uint64_t unknown;	/* of each, those whose level was not known (counted by all) */
+};
+/*
+ * Store a lost note into @ring (as this process, level PK_EMERG, so that
+ * no console's level passes it over).  Nothing if no console would count
+ * any.  Also adds cum[8] to the store's `lost'.  Return: 0 or -ENOBUFS.
+ */
+int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t *seq);
+/* Records lost note @rec reports to a console of @max_level (0: not a valid note). */
+uint64_t pk__lost_note_count(const struct pk_ring_rec *rec, int max_level);
+uint64_t pk__lost_note_unknown(const struct pk_ring_rec *rec);
 /* A module name's characters: letters, digits and '_' (a C identifier's). */
 static inline bool pk__mod_name_char(unsigned char c)
 {
@@ -252,6 +272,14 @@ bool pk__gate_slots_on(void);
 /* Tests: turn slots on or off for new entries; how many gates and slots count an entry (or wrapped). */
 void pk__gate_slots_set(bool on);
 unsigned long pk__gate_count(void);
+/*
+ * Is a store switch holding callers out (printk.c, "THE SWITCH WORD")?  A
+ * hint (relaxed): a caller printing inside its gate stops, so that the
+ * switch need not wait for a slow console.
+ */
+bool pk__switch_pending(void);
+/* Tests: called while a store switch holds callers out (pk_init()); NULL: none. */
+extern void (*pk__switch_hook)(void);
 uint32_t pk__tid(void);
 uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */

@@ -24,6 +24,7 @@
 
 #include "consoles.h"
 #include "flush.h"
+#include "futex.h"
 #include "internal.h"
 #include "panic.h"
 
@@ -55,6 +56,10 @@ static void note_failed(const char *path, int err)
 		strcpy(failed_path, path);
 }
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+void (*pk__switch_hook)(void);
+/* A store switch holds callers out while odd (THE SWITCH WORD, below). */
+static _Atomic uint32_t switch_word;
+static PK__TLS bool in_switch;	/* this thread is switching the store */
 
 /*
  * THE STORE GATE
@@ -601,6 +606,15 @@ static void atfork_child(void)
 	}
 	if (pk__self.gate_slot > 0)
 		pk__self.gate_slot_gen = pk__self.fork_gen;
+	/*
+	 * A switch another thread was making did not survive: nobody will
+	 * end it, so the child's callers must not wait for it (they store
+	 * into the early store, as they did before the switch word).
+	 */
+	if (!in_switch)
+		atomic_store_explicit(&switch_word,
+				      (atomic_load_explicit(&switch_word, memory_order_relaxed) + 1u) &
+				      ~1u, memory_order_relaxed);
 	pthread_mutex_init(&init_lock, NULL);
 	pk__flush_atfork_child();
 }
@@ -834,7 +848,7 @@ static bool same_store(const struct pk_config *cfg)
 struct seq_map {
 	uint64_t *old_seq;
 	uint64_t new_first;	/* new seq of old_seq[0]; the others follow */
-	size_t n;
+	size_t n, cap;
 	uint64_t new_head;
 };
 
@@ -856,18 +870,75 @@ static uint64_t map_seq(uint64_t seq, void *arg)
 }
 
 /*
+ * A lost note in @st for the seqs [@from, @to) of the store in use, all
+ * lost to its reader: those of them each console level would have printed.
+ */
+static void copy_note(struct store *st, struct seq_map *m, uint64_t from, uint64_t to)
+{
+	struct pk_ring_filter f;
+	struct pk__lost_note note = { { 0 }, 0 };
+	struct pk_ring_lost l;
+	uint64_t seq;
+	int lvl;
+
+	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	f.own = true;
+	f.sole = pk__store_sole();
+	for (lvl = 0; lvl <= 8; lvl++) {
+		l.counted = l.unknown = 0;
+		f.max_level = lvl;
+		pk__ring_lost_counted(&pk__g.ring, &f, from, to, &l);
+		note.cum[lvl] = l.counted;
+		if (lvl == 8)
+			note.unknown = l.unknown;
+	}
+	if (!note.cum[8] || m->n >= m->cap)
+		return;
+	if (pk__lost_note_write(&st->ring, &note, &seq) == 0 && seq == m->new_first + m->n)
+		m->old_seq[m->n++] = from;
+}
+
+/*
+ * The seqs [@from, @to) of the store in use were lost to the copy: note
+ * them, cut where a console stands, so that each console, wherever in
+ * them it stood, goes on at a note of all it missed (map_seq()).
+ */
+static void copy_gap(struct store *st, struct seq_map *m, const uint64_t *pos, unsigned npos,
+		     uint64_t from, uint64_t to)
+{
+	uint64_t cut;
+	unsigned i;
+
+	while (from < to) {
+		cut = to;
+		for (i = 0; i < npos; i++)
+			if (pos[i] > from && pos[i] < cut)
+				cut = pos[i];
+		copy_note(st, m, from, cut);
+		from = cut;
+	}
+}
+
+/*
  * Copy this process's records from the store in use into @st, in order,
  * keeping their time, thread, level and flags.  No writer is inside the
- * gate: the old store is still.  Return: 0 or -ENOMEM.
+ * gate: the old store is still.  Records lost in it that a console has
+ * not passed yet (overwritten before it got there, or given up on) are
+ * counted by lost notes in their place: the copy numbers the survivors
+ * afresh, and a console would see no gap.  Return: 0 or -ENOMEM.
  */
 static int store_copy(struct store *st, struct seq_map *m)
 {
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint32_t pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	uint64_t seq, cap = pk__g.ring.desc_mask + 1;
+	uint64_t seq, expect, head, cap = pk__g.ring.desc_mask + 1, pos[PK_MAX_CONSOLES];
+	unsigned npos, i;
+	int ret = 0;
 
-	m->old_seq = calloc(cap, sizeof(*m->old_seq));
+	/* Each record copied, and at most one note before each and one per console. */
+	m->cap = 2 * cap + 2 * PK_MAX_CONSOLES + 2;
+	m->old_seq = calloc(m->cap, sizeof(*m->old_seq));
 	if (!m->old_seq)
 		return -ENOMEM;
 	m->n = 0;
@@ -876,7 +947,20 @@ static int store_copy(struct store *st, struct seq_map *m)
 	pk__ring_reader_init(&rd, &pk__g.ring, true);
 	if (rd.next < pk__g.attach_seq)
 		rd.next = pk__g.attach_seq;
-	while (m->n < cap && pk__ring_read(&rd, &rec) == 1) {
+	/* Losses before every console's position were reported already. */
+	npos = pk__con_positions(pos, PK_MAX_CONSOLES);
+	head = pk__ring_next_seq(&pk__g.ring);
+	expect = head;
+	for (i = 0; i < npos; i++)
+		if (pos[i] < expect)
+			expect = pos[i];
+	if (expect < pk__g.attach_seq)
+		expect = pk__g.attach_seq;
+	while (m->n + 2 * PK_MAX_CONSOLES + 1 < m->cap && (ret = pk__ring_read(&rd, &rec)) == 1) {
+		if (rec.seq > expect)
+			copy_gap(st, m, pos, npos, expect, rec.seq);
+		if (rec.seq + 1 > expect)
+			expect = rec.seq + 1;
 		if (rec.meta.pid != pid)
 			continue;	/* another process's, in a shared store file */
 		rec.meta.flags &= (uint16_t)~PK_REC_NOEOL;
@@ -884,15 +968,106 @@ static int store_copy(struct store *st, struct seq_map *m)
 		    seq == m->new_first + m->n)
 			m->old_seq[m->n++] = rec.seq;
 	}
+	/* And what was lost after the last record read (given up on in progress). */
+	if (ret != 1 && expect < head)
+		copy_gap(st, m, pos, npos, expect, head);
 	m->new_head = pk__ring_next_seq(&st->ring);
 	return 0;
 }
 
 /*
- * Adopt @cfg's store: open it, keep callers out (they store into the early
- * store meanwhile), copy the records over, move every console's position,
- * release the old store.  The library's threads are stopped.  Return: 0,
- * or a negative errno with the store in use unchanged.
+ * THE SWITCH WORD
+ *
+ * A store switch holds callers out for as long as it takes to wait for
+ * those inside, copy the records and move the consoles (milliseconds;
+ * gates_drain() bounds the wait at 2 s).  A caller that cannot wait
+ * stores into the early store meanwhile (64 KiB of text, 2048 records at
+ * most), which 200 threads logging at once overflow in a millisecond:
+ * so those that can wait, do (switch_wait()), and the early store is left
+ * to those that cannot: a signal handler (it may have interrupted this
+ * thread inside a gate, or the switch itself), a thread inside a gate or
+ * a console's write() (the switch waits for it), the switching thread.
+ * switch_word is odd while a switch holds callers out; each switch adds
+ * 2 (one at its start, one at its end), and wakes the waiters (futex).
+ *   switch:A  the switch's relaxed store of the odd word comes before its
+ *             seq_cst store of INITIALIZING (gate:B), a release: a caller
+ *             whose acquire (or seq_cst) load of the state in
+ *             pk__gate_enter() read INITIALIZING from it then reads the
+ *             word odd, or a later value, in switch_wait().
+ *   switch:B  the switch's release store of the even word comes after its
+ *             release store of READY: a caller that read the even word
+ *             with acquire sees READY (or a later state) when it tries
+ *             the gate again.  The futex compares the word in the kernel,
+ *             so a wake between the load and the sleep is not missed.
+ * The wait is bounded (SWITCH_WAIT_NS, well past the switch's own
+ * bounds); a caller still held out then stores into the early store, as
+ * one that cannot wait does, and what that store loses is counted
+ * (early.c, a lost note).
+ */
+#define SWITCH_WAIT_NS	(5000ull * 1000000ull)
+
+bool pk__switch_pending(void)
+{
+	/* Relaxed: a hint; a printer that misses it stops at its next look. */
+	return atomic_load_explicit(&switch_word, memory_order_relaxed) & 1u;
+}
+
+static void switch_begin(void)
+{
+	uint32_t w = atomic_load_explicit(&switch_word, memory_order_relaxed);
+
+	in_switch = true;
+	/* LMM(switch:A) */
+	atomic_store_explicit(&switch_word, w | 1u, memory_order_relaxed);
+}
+
+static void switch_end(void)
+{
+	uint32_t w = atomic_load_explicit(&switch_word, memory_order_relaxed);
+
+	/* LMM(switch:B) */
+	atomic_store_explicit(&switch_word, (w | 1u) + 1u, memory_order_release);
+	pk__futex_wake(&switch_word, INT_MAX);
+	in_switch = false;
+}
+
+/*
+ * The gate refused this caller: if a store switch holds it out and it
+ * can wait, wait for the switch to end (bounded by *@until, set on the
+ * first call).  Return: true to try the gate again; false to store into
+ * the early store.
+ */
+static bool switch_wait(uint64_t *until)
+{
+	uint32_t w = atomic_load_explicit(&switch_word, memory_order_acquire);	/* switch:A/B */
+	uint64_t now;
+
+	if (!(w & 1u)) {
+		/* No switch (any more): the gate may let it in now (switch:B). */
+		return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY &&
+		       (!*until || pk__now_ns() < *until);
+	}
+	if (in_switch || pk__self.gate_depth || pk__self.in_console || pk__self.in_printk)
+		return false;
+	now = pk__now_ns();
+	if (!*until) {
+		/* Asked once a call: a look at every signal's disposition. */
+		if (!pk__early_init_safe_here())
+			return false;
+		*until = now + SWITCH_WAIT_NS;
+	}
+	if (now >= *until)
+		return false;
+	pk__futex_wait(&switch_word, w, *until - now);
+	return true;
+}
+
+/*
+ * Adopt @cfg's store: open it, keep callers out (they wait for the switch,
+ * or store into the early store if they cannot: see THE SWITCH WORD), copy
+ * the records over, move every console's position, release the old store.
+ * The library's threads are stopped.  Return: 0, or a negative errno with
+ * the store in use unchanged.
  */
 static int store_switch(const struct pk_config *cfg)
 {
@@ -905,16 +1080,21 @@ static int store_switch(const struct pk_config *cfg)
 	if (ret < 0)
 		return ret;
 	attach = atomic_load_explicit(&st.ring.h->seq_head, memory_order_relaxed);
-	/* LMM(gate:B) */
+	switch_begin();
+	/* LMM(gate:B), LMM(switch:A) */
 	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_seq_cst);
 	if (!gates_drain(2000)) {
 		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+		switch_end();
 		store_release(&st);
 		return -EBUSY;
 	}
+	if (pk__switch_hook)
+		pk__switch_hook();
 	ret = store_copy(&st, &m);
 	if (ret < 0) {
 		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+		switch_end();
 		store_release(&st);
 		return ret;
 	}
@@ -933,6 +1113,7 @@ static int store_switch(const struct pk_config *cfg)
 	store_note(cfg, &st);
 	/* Publishes the new store to the callers (pk__gate_enter, printk_ready). */
 	atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
+	switch_end();
 	store_release(&old);
 	/* What callers stored meanwhile. */
 	if (pk__early_pending())
@@ -1250,6 +1431,84 @@ static void mod_split(struct pk_ring_rec *rec)
 	rec->text[rec->len] = '\0';
 }
 
+/*
+ * LOST NOTES
+ *
+ * A console counts lost records by the gaps in the seqs it reads.  Some
+ * records are lost where it sees no gap: those overwritten in a store
+ * that pk_init() replaces before the console reached them (the copy
+ * numbers the survivors afresh, store_copy()), and those the early store
+ * could not hold (they never had a seq in the store).  For them a record
+ * of its own is stored where the loss is, flagged PK__REC_LOSTNOTE, whose
+ * body counts them by the console level that would have printed them
+ * (the own table's levels, ringbuf.c "OWN RECORDS"; those of unknown
+ * level count for every console).  A console prints it as its drop notice
+ * and counts it in its `dropped' (console.c, pk__con_emit()); a reader
+ * (pkmsg, pk_reader) sees the notice as the record's text.  A body of
+ * another size (a damaged or hostile store) is shown as text, nothing
+ * counted.
+ */
+static bool lost_note_get(const struct pk_ring_rec *rec, struct pk__lost_note *note)
+{
+	if (!(rec->meta.flags & PK__REC_LOSTNOTE) || rec->len != sizeof(*note))
+		return false;
+	memcpy(note, rec->text, sizeof(*note));
+	return true;
+}
+
+uint64_t pk__lost_note_count(const struct pk_ring_rec *rec, int max_level)
+{
+	struct pk__lost_note note;
+
+	if (!lost_note_get(rec, &note))
+		return 0;
+	if (max_level < 0)
+		max_level = 0;
+	return note.cum[max_level > 8 ? 8 : max_level];
+}
+
+uint64_t pk__lost_note_unknown(const struct pk_ring_rec *rec)
+{
+	struct pk__lost_note note;
+
+	return lost_note_get(rec, &note) ? note.unknown : 0;
+}
+
+static void lost_note_render(struct pk_ring_rec *rec)
+{
+	struct pk__lost_note note;
+	int n;
+
+	rec->meta.flags &= (uint16_t)~(PK__REC_LOSTNOTE | PK__REC_MODULE | PK__REC_PACKED);
+	if (!lost_note_get(rec, &note)) {
+		static const char bad[] = "<a lost note that cannot be decoded>";
+
+		memcpy(rec->text, bad, sizeof(bad));
+		rec->len = sizeof(bad) - 1;
+		rec->meta.flags |= PK_REC_TRUNC;
+		return;
+	}
+	n = pk__stbsp_snprintf(rec->text, (int)sizeof(rec->text), "** %llu printk messages dropped **",
+			       (unsigned long long)note.cum[8]);
+	rec->len = n > 0 ? (uint32_t)n : 0;
+}
+
+int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t *seq)
+{
+	struct pk_ring_meta m = { 0 };
+
+	if (!note->cum[8])
+		return 0;
+	atomic_fetch_add_explicit(&ring->h->lost, note->cum[8], memory_order_relaxed);
+	m.ts_ns = pk__now_ns();
+	m.tid = pk__tid();
+	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	m.level = PK_EMERG;
+	m.facility = (uint8_t)atomic_load_explicit(&facility, memory_order_relaxed);
+	m.flags = PK__REC_LOSTNOTE;
+	return pk__ring_write(ring, &m, (const char *)note, sizeof(*note), false, seq);
+}
+
 void pk__rec_render(struct pk_ring_rec *rec)
 {
 	unsigned char pkg[PK_RING_TEXT_MAX];
@@ -1260,6 +1519,10 @@ void pk__rec_render(struct pk_ring_rec *rec)
 	_Static_assert(PK_MODULE_NAME_MAX + 1 <= PK_RING_MOD_MAX, "a module prefix fits");
 	_Static_assert(PK_RING_TEXT_MAX >= PK_RECORD_MAX + PK_RING_MOD_MAX, "room for a prefix");
 	rec->module[0] = '\0';
+	if (rec->meta.flags & PK__REC_LOSTNOTE) {
+		lost_note_render(rec);
+		return;
+	}
 	if (rec->meta.flags & PK__REC_MODULE)
 		mod_split(rec);
 	flags = rec->meta.flags & ~PK__REC_PACKED;
@@ -1554,7 +1817,8 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
 {
 	int err = errno;	/* %m prints the caller's errno, whatever init does */
-	bool early, gated;
+	uint64_t until = 0;
+	bool gated;
 	int ret;
 
 	if (!fmt) {
@@ -1562,11 +1826,15 @@ int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_l
 		return -EINVAL;
 	}
 	ret = printk_ready();
-	early = ret == -EINPROGRESS;
-	if (ret < 0 && !early)
+	if (ret < 0 && ret != -EINPROGRESS)
 		return ret;
-	/* pk_init() changing the store: the early store takes it meanwhile. */
-	gated = !early && pk__gate_enter();
+	/*
+	 * pk_init() changing the store: wait for it if this caller can
+	 * (switch_wait()); else the early store takes the record meanwhile.
+	 */
+	gated = ret == 0 && pk__gate_enter();
+	while (!gated && switch_wait(&until))
+		gated = pk__gate_enter();
 	errno = err;
 	ret = vprintk(mod, level, fmt, ap, !gated);
 	if (gated)
