@@ -275,7 +275,18 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out);
  * created (O_EXCL) with mode 0600, less the umask, unless @flags has
  * PK_FILE_MODE(mode); an existing one keeps its mode.  @path may be a
  * FIFO: -ENXIO if nobody has it open for reading, and as a pipe for
- * pk_console_fd_make() after that.
+ * pk_console_fd_make() after that, except that writes never block: a
+ * reader that stops reading costs write() a wait of at most 100 ms for
+ * room, once per stall (no later write waits until one gets in), and
+ * write_atomic() none; then the write is dropped and counted.
+ *
+ * Write errors (a full disk, a FIFO nobody reads, RLIMIT_FSIZE) are
+ * counted as write errors, and the next write that gets in first ends the
+ * line a failed write left unfinished (a newline), then writes "** N
+ * printk messages dropped **" ({"dropped":N} after JSON records), N the
+ * records lost.  A regular file is written with SIGXFSZ blocked in the
+ * writing thread: past RLIMIT_FSIZE a write fails with -EFBIG instead of
+ * killing the process (the signal it raised is taken back).
  *
  * In a sticky, world-writable directory such as /tmp (the kernel's
  * protected_symlinks and protected_regular rules, applied whatever the
@@ -287,7 +298,10 @@ int pk_console_fd_make(int fd, struct pk_console_driver *out);
  *     the directory's owner (another user could swap what lies inside);
  *   - a regular file with more than one hard link is never opened, even
  *     our own (it may be any file of ours, /etc/passwd for root).
- * Elsewhere (a directory that is not both sticky and world-writable)
+ * The same rules hold in every directory other users or its group may
+ * write, sticky or not (a /var/log-style root:syslog 0775): there anyone
+ * who may write it can put a symlink or a file at the log's name, which
+ * the console's reopen would otherwise follow or append to.  Elsewhere
  * symlinks and files are used whoever owns them.  A refusal says on
  * stderr which path, which component (escaped: a name may come from
  * another user's symlink) and which rule, and fails with -EACCES.  The
@@ -349,7 +363,12 @@ struct pk_file_opts {
  * end.  Neither check nor rotation ever happens in write_atomic(), the
  * path used by emergencies, panic and the crash handler: there the file
  * open at the time is written, whatever its size.  If an open fails, the
- * console keeps writing the file it has and says so once on stderr.
+ * console keeps writing the file it has and says so once on stderr; with
+ * rotate_size, if the path no longer names that file (another user took
+ * the name between a rotation's rename and its create, in a sticky
+ * directory), the file it has grows to no more than rotate_size, what
+ * does not fit is counted and reported in the next file, and the console
+ * tries the path again at every check (once a second).
  * Context: any thread, not from a signal handler.
  * Return: as pk_console_file_make(); -EINVAL also for a NULL @o,
  * rotate_count > 999, mode bits outside 0777 or unknown @o->flags.
@@ -395,18 +414,25 @@ int pk_console_throttle_make(const struct pk_console_driver *inner, unsigned lon
 			     struct pk_console_driver *out);
 
 /**
- * pk_console_syslog_make() - a driver that sends each line to a syslog
- * daemon's datagram socket as "<PRI>IDENT[PID]: text", the level and
- * facility taken from the record (RFC 3164 without time and host, which
- * the daemon adds).
+ * pk_console_syslog_make() - a driver that sends each record to a syslog
+ * daemon's datagram socket as one datagram, as syslog(3) does,
+ * "<PRI>IDENT[PID]: text", the level and facility taken from the record
+ * (RFC 3164 without time and host, which the daemon adds).  A newline in
+ * the text goes into the datagram as "\x0a" (the rendering's escape for
+ * every other control byte): no text makes a daemon show a line the
+ * program did not log.
  * @socket_path: the daemon's Unix socket; NULL: /dev/log.
  * @ident:       the tag; NULL: the program's name.  Cut at 63 bytes.
  * @out:         filled with the driver (format PK_FMT_SYSLOG).
  *
  * Talks to the socket itself instead of calling syslog(3), which takes a
  * lock: write() and write_atomic() are the same async-signal-safe send()
- * (never blocking, never SIGPIPE).  A line longer than about 2 KiB is cut.
- * Reconnects once per line if the daemon restarted.  The socket is
+ * (never SIGPIPE).  A daemon whose queue is full costs write() a wait of
+ * at most 100 ms for room, once per stall (no later send waits until one
+ * succeeds), and write_atomic() none; a datagram not sent is counted as a
+ * write error and the next one sent is preceded by "<12>IDENT[PID]: **
+ * N printk messages dropped **".  A record longer than about 2 KiB is
+ * cut.  Reconnects once per record if the daemon restarted.  The socket is
  * connected here, so the daemon must be listening.
  * Context: any thread, not from a signal handler (allocates).
  * Return: 0 with @out filled; -EINVAL for a NULL @out or a socket path of
@@ -419,20 +445,31 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
 /**
  * pk_console_net_make() - a driver that sends each console write as one
  * UDP datagram to @host:@port, as Linux's netconsole.
- * @host: a numeric IPv4 or IPv6 address, or a name resolved now
- *        (getaddrinfo(), the first address).
+ * @host: a numeric IPv4 or IPv6 address, or a name (getaddrinfo(), the
+ *        first address), resolved on a thread of the driver's, never in
+ *        the caller: the driver is made at once, a failed lookup is
+ *        tried again after 1 s, doubling up to a minute, for as long as
+ *        the console lives, and until the name resolves each write is
+ *        counted as lost (reported in-band, below).  A child forked
+ *        before then does not resolve it.
  * @port: 1-65535.
  * @out:  filled with the driver (format PK_FMT_HUMAN).
  *
- * A datagram carries at most 1400 bytes (a longer write goes out as
- * several).  write() and write_atomic() are the same non-blocking send()
- * on a connected socket: a dead or unreachable peer costs a counted write
- * error, never a stall, never SIGPIPE.
- * Context: any thread, not from a signal handler (allocates, may resolve
- * a name).
+ * A datagram carries at most 1400 bytes: a longer write goes out as
+ * several, each after the first starting with "ncfrag=OFFSET/TOTAL "
+ * (bytes of the write), so that no datagram but a record's first starts
+ * with the record's text (escaped bytes cannot place a forged header at
+ * the start of one).  Sends are non-blocking on a connected socket: a
+ * dead or unreachable peer costs a counted write error, never a stall,
+ * never SIGPIPE; a full socket buffer costs write() a wait of at most
+ * 100 ms once per stall (no later send waits until one succeeds) and
+ * write_atomic() none.  A write not sent is counted, and the next
+ * datagram sent is preceded by "** N printk messages dropped **".
+ * Context: any thread, not from a signal handler (allocates, may start a
+ * thread).
  * Return: 0 with @out filled; -EINVAL for a NULL or empty @host, a port
- * outside 1-65535 or a NULL @out; -EHOSTUNREACH if @host cannot be
- * resolved; -ENOMEM; the error of socket(2) or connect(2).
+ * outside 1-65535 or a NULL @out; -ENOMEM; -EAGAIN (no thread to resolve
+ * a name); for a numeric address, the error of socket(2) or connect(2).
  */
 int pk_console_net_make(const char *host, unsigned port, struct pk_console_driver *out);
 
@@ -449,11 +486,11 @@ int pk_console_net_make(const char *host, unsigned port, struct pk_console_drive
  * included), as Linux's netconsole sends them.  If a fragment after the
  * first cannot be sent, the rest of that record is not sent.  Sends are
  * non-blocking and async-signal-safe: the console prints at a crash.
- * Context: any thread, not from a signal handler (allocates, may resolve
- * a name).
+ * Context: any thread, not from a signal handler (allocates, may start a
+ * thread).
  * Return: 0 with @out filled; -EINVAL for a NULL or empty @host, a port
- * outside 1-65535 or a NULL @out; -EHOSTUNREACH if @host cannot be
- * resolved; -ENOMEM; the error of socket(2) or connect(2).
+ * outside 1-65535 or a NULL @out; -ENOMEM; -EAGAIN (no thread to resolve
+ * a name); for a numeric address, the error of socket(2) or connect(2).
  */
 int pk_console_netext_make(const char *host, unsigned port, struct pk_console_driver *out);
 
@@ -502,7 +539,10 @@ int pk_console_register_spec(const char *spec);
  *               PK_SYSLOG_TCP (RFC 6587 octet counting), PK_SYSLOG_RELP
  *               (RELP through librelp: acknowledged, at-least-once).
  *   host        UDP, TCP, RELP: a numeric IPv4 or IPv6 address, or a name
- *               resolved once, in pk_console_rfc5424_make(); unix: the
+ *               (UDP, TCP: resolved on a thread of the driver's, retried
+ *               until it resolves, as pk_console_net_make() says; TCP
+ *               queues meanwhile, UDP counts what it drops; RELP:
+ *               resolved once, in pk_console_rfc5424_make()); unix: the
  *               socket's path (NULL: /dev/log).
  *   port        UDP, TCP, RELP: 0 is 514.
  *   facility    LOG_USER, LOG_LOCAL0 ... of <syslog.h> (the facility
@@ -563,9 +603,11 @@ struct pk_rfc5424_opts {
  * sends again what was not acknowledged, so every message queued arrives
  * at least once (a duplicate keeps its seq= for the receiver to drop).
  * Unregistering waits a few seconds for the queue to drain.
- * Context: any thread, not from a signal handler (resolves @o->host).
+ * Context: any thread, not from a signal handler (allocates; RELP resolves
+ * @o->host).
  * Return: 0 with @out filled; -EINVAL (bad options, a unix path too long),
- * -EHOSTUNREACH (@o->host does not resolve), -ENOMEM, -EPROTONOSUPPORT
+ * -EHOSTUNREACH (RELP: @o->host does not resolve), -ENOMEM, -EAGAIN (no
+ * thread to resolve a name), -EPROTONOSUPPORT
  * (RELP in a libprintk built without librelp), or the errno of
  * socket(2)/connect(2) for UDP, of pthread_create(3) for RELP.
  */
