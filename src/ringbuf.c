@@ -122,13 +122,21 @@
  * same class (the reader fell more than W behind) leaves s's owner and
  * level unknown: it is counted, so that no record of ours goes
  * uncounted, and reported apart (pk_ring_lost.unknown).  So the count is
- * exact while a reader stays within W seqs of what it counts.  Not
- * counted in a shared region: a record of ours whose writer stalled
- * between A and own:A (two instructions) while a reader gave it up or
- * lapped it, and that then still claims and commits.  (Counting every
- * unclaimed seq a reader gives up on as unknown would cover it, but
- * counts the other processes' records in progress that a reader meets
- * at the head of the store: 4 extra in 4 in test_flush's shared store.)
+ * exact while a reader stays within W seqs of what it counts.
+ *
+ * A writer stalled between A and own:A (two instructions, but a
+ * preemption or, after a fork, the copy-on-write fault of the table's
+ * page land there) leaves a seq taken and unnoted.  A reader of a shared
+ * region that gives up on such a seq cannot yet tell whose it is: it
+ * keeps it undecided (pk_ring_reader.undecided, up to PK_RING_UNDECIDED;
+ * one more passes the oldest on as unknown) and decides it on a later
+ * read, once the descriptor is claimed by it or a newer seq (own:C): the
+ * note, if ours, is then visible.  (Counting every such seq as unknown
+ * at once would count the other processes' records in progress that a
+ * reader meets at the head of the store: 4 extra in 4 in test_flush's
+ * shared store.)  Not covered: a reader lapped past a seq whose writer
+ * is still in that window, which the writer then claims and commits
+ * before the newer record of its descriptor claims it.
  *
  * FILTERED READING (pk__ring_read_filtered)
  *
