@@ -45,6 +45,13 @@
  *         seq_cst) then looks for pending records (seq_cst loads in
  *         flush.c).  At least one of them sees the other, so a stored
  *         record is never left with nobody to print it.
+ *   cl:G  a dead owner's takeover (pk__cl_reap): the thread is gone, so it
+ *         released nothing; its writes to the console state are ordered
+ *         before our look-up by the kernel (its exit and tgkill() both
+ *         take the task list's lock), and the CAS is seq_cst as cl:A.
+ *         The new holder restarts each console the dead thread owned at
+ *         its published position (flush.c), so what the thread left half
+ *         done is printed again, never skipped.
  *   cl:F  ACTIVE set/cleared with fetch_or/fetch_and, acq_rel: the flag is
  *         a hint for would-be waiters; what matters is that the waiter
  *         field is read in the same atomic step that clears ACTIVE, so a
@@ -70,6 +77,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "futex.h"
 
@@ -262,6 +271,51 @@ void pk__cl_unlock(struct pk__conlock *l, uint32_t tid)
 	}
 }
 
+bool pk__tid_gone(uint32_t tid)
+{
+	int e = errno;
+	bool gone = syscall(SYS_tgkill, getpid(), (pid_t)tid, 0) < 0 && errno == ESRCH;
+
+	errno = e;
+	return gone;
+}
+
+uint32_t pk__cl_reap(struct pk__conlock *l, uint32_t tid, uint64_t bound_ns)
+{
+	uint64_t w = atomic_load_explicit(&l->word, memory_order_relaxed);
+	uint64_t prog = atomic_load_explicit(&l->progress, memory_order_relaxed);
+	uint64_t now = mono_ns(), o = cl_owner(w);
+
+	if (!o || o == (tid & CL_TID_MASK))
+		return 0;
+	/* Relaxed, all three: a stale look only moves the takeover by one bound. */
+	if (atomic_load_explicit(&l->seen_owner, memory_order_relaxed) != o ||
+	    atomic_load_explicit(&l->seen_progress, memory_order_relaxed) != prog) {
+		atomic_store_explicit(&l->seen_owner, o, memory_order_relaxed);
+		atomic_store_explicit(&l->seen_progress, prog, memory_order_relaxed);
+		atomic_store_explicit(&l->seen_ns, now, memory_order_relaxed);
+		return 0;
+	}
+	if (now - atomic_load_explicit(&l->seen_ns, memory_order_relaxed) < bound_ns)
+		return 0;
+	if (!pk__tid_gone((uint32_t)o)) {
+		atomic_store_explicit(&l->seen_ns, now, memory_order_relaxed);
+		return 0;	/* alive (stuck in a console, or its tid reused) */
+	}
+	/* LMM(cl:G): the waiter, if any, is dropped: it withdraws at its bound. */
+	while (cl_owner(w) == o)
+		if (atomic_compare_exchange_weak_explicit(&l->word, &w, tid & CL_TID_MASK,
+							  memory_order_seq_cst,
+							  memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&l->dead_takeovers, 1, memory_order_relaxed);
+			atomic_store_explicit(&l->stuck_at, 0, memory_order_relaxed);
+			atomic_fetch_add_explicit(&l->handoff_seq, 1, memory_order_release);
+			pk__futex_wake(&l->handoff_seq, INT_MAX);
+			return (uint32_t)o;
+		}
+	return 0;
+}
+
 void pk__cl_reset(struct pk__conlock *l)
 {
 	atomic_store_explicit(&l->word, 0, memory_order_relaxed);
@@ -355,6 +409,21 @@ int pk__own_acquire(struct pk__conown *o, uint32_t tid, enum pk__prio prio, uint
 		else
 			nanosleep(&nap, NULL);
 	}
+}
+
+bool pk__own_reap(struct pk__conown *o, uint32_t dead, uint32_t tid)
+{
+	uint64_t w = atomic_load_explicit(&o->word, memory_order_relaxed);
+
+	while (own_tid(w) == dead)
+		/* LMM(own:A), as a dead owner's lock (cl:G) */
+		if (atomic_compare_exchange_weak_explicit(
+			    &o->word, &w,
+			    (w & (OWN_REQ_MASK | OWN_UNSAFE)) | (uint64_t)PK_PRIO_NORMAL << OWN_PRIO_SHIFT |
+				    tid,
+			    memory_order_seq_cst, memory_order_relaxed))
+			return true;
+	return false;
 }
 
 bool pk__own_release(struct pk__conown *o, uint32_t tid)

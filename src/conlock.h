@@ -32,6 +32,9 @@ struct pk__conlock {
 	_Atomic uint64_t progress;	/* records printed by holders */
 	_Atomic uint64_t stuck_at;	/* progress + 1 when a waiter gave up */
 	_Atomic uint64_t handoffs, waits, wait_timeouts, stuck_skips;
+	/* pk__cl_reap(): the owner last seen, the progress then, since when */
+	_Atomic uint64_t seen_owner, seen_progress, seen_ns;
+	_Atomic uint64_t dead_takeovers;
 };
 
 enum pk__cl_result {
@@ -80,6 +83,23 @@ bool pk__cl_has_waiter(const struct pk__conlock *l);
 /* Does @tid hold it? */
 bool pk__cl_held_by(const struct pk__conlock *l, uint32_t tid);
 
+/*
+ * pk__cl_reap() - take the lock over from an owner whose thread is gone
+ * (cancelled asynchronously, or killed by pthread_exit() from a console)
+ * while holding it.  Only an owner seen holding the lock, with no record
+ * printed, for @bound_ns across calls is looked up (one system call:
+ * tgkill(pid, tid, 0) fails with ESRCH), so a live owner costs nothing but
+ * a clock read per call.  A tid reused meanwhile by a new thread of this
+ * process reads as alive: the takeover then waits for that thread to go.
+ * Return: the dead owner's tid if the caller (@tid) holds the lock now
+ * (and must print, then unlock), else 0.
+ * Context: any thread but a signal handler.
+ */
+uint32_t pk__cl_reap(struct pk__conlock *l, uint32_t tid, uint64_t bound_ns);
+
+/* Does thread @tid of this process no longer exist (tgkill: ESRCH)? */
+bool pk__tid_gone(uint32_t tid);
+
 /* After fork(): the holder and waiter may be threads that did not survive. */
 void pk__cl_reset(struct pk__conlock *l);
 
@@ -108,6 +128,14 @@ bool pk__own_try(struct pk__conown *o, uint32_t tid);
  */
 int pk__own_acquire(struct pk__conown *o, uint32_t tid, enum pk__prio prio, uint64_t wait_ns,
 		    bool hostile);
+
+/*
+ * pk__own_reap() - take the console at NORMAL priority from @dead, an
+ * owner whose thread is gone (pk__tid_gone), keeping any waiting request.
+ * The caller then restarts the console's position at its last published
+ * record boundary.  Return: true if @tid owns it now.
+ */
+bool pk__own_reap(struct pk__conown *o, uint32_t dead, uint32_t tid);
 
 /* Release.  Return: false if the console was taken from us meanwhile. */
 bool pk__own_release(struct pk__conown *o, uint32_t tid);

@@ -191,6 +191,7 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
 	pk__con_pos_init(&c->pos, pk__g.attach_seq, false);
 	atomic_init(&c->next_seq, c->pos.expect);
+	atomic_init(&c->undecided, UINT64_MAX);
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
@@ -426,6 +427,7 @@ void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg)
 			continue;
 		seq = map(atomic_load_explicit(&c->next_seq, memory_order_acquire), arg);
 		pk__con_pos_init(&c->pos, seq, false);
+		atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
 		atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_release);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -667,14 +669,31 @@ void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
 	pos->expect = count_gap ? seq : pos->rd.next;
 }
 
+/*
+ * A seq the console passed without knowing whose it was (ringbuf.c, "OWN
+ * RECORDS") has been claimed since: its next read counts it if it was
+ * ours.  Relaxed: the value is the console owner's last publication, seen
+ * by the owner itself or through the console's ownership and the console
+ * lock; the descriptor's load is seq_cst (pk__ring_claimed), as
+ * pk__ring_readable()'s, for fl:A and fl:B.
+ */
+static bool undecided_ready(struct pk_console *c, uint64_t below)
+{
+	uint64_t u = atomic_load_explicit(&c->undecided, memory_order_relaxed);
+
+	return u < below && pk__ring_claimed(&pk__g.ring, u);
+}
+
 bool pk__con_pending(struct pk_console *c)
 {
-	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire));
+	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
+	       undecided_ready(c, UINT64_MAX);
 }
 
 bool pk__con_behind(struct pk_console *c, uint64_t seq)
 {
-	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < seq;
+	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < seq ||
+	       undecided_ready(c, seq);
 }
 
 /*
@@ -757,6 +776,9 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	f.sole = pk__store_sole();
 	from = pos->rd.next;
 	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped, &lost);
+	if (pos == &c->pos)
+		atomic_store_explicit(&c->undecided, pk__ring_undecided(&pos->rd),
+				      memory_order_relaxed);
 	if (skipped)
 		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
 	/*
@@ -767,9 +789,11 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	if (pos->expect < from)
 		pk__ring_lost_counted(pos->rd.ring, &f, pos->expect, from, &lost);
 	if (ret != 1) {
-		if (pos->rd.next <= pos->expect)
+		/* Nothing read; a record passed undecided earlier may be counted now. */
+		if (pos->rd.next <= pos->expect && !lost.counted)
 			return PK_EMIT_NONE;
-		pos->expect = pos->rd.next;
+		if (pos->rd.next > pos->expect)
+			pos->expect = pos->rd.next;
 		if (lost.counted) {
 			if (!still_ours(c, tid))
 				return PK_EMIT_LOST;
@@ -963,6 +987,7 @@ void pk__con_atfork_child(uint64_t head)
 			pk__own_reset(&c->own);
 			pk__con_pos_init(&c->pos, head, false);
 			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
+			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
 		}
 	}
 }

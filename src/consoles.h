@@ -54,6 +54,7 @@ struct pk_console {
 	_Atomic uint64_t next_seq;	/* mirrors pos.expect */
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
 	_Atomic uint64_t unattributed;	/* of dropped: owner or level unknown */
+	_Atomic uint64_t undecided;	/* pk__ring_undecided(&pos.rd), UINT64_MAX: none */
 
 	/*
 	 * Module filter (pk_console_set_modules(), console.c "MODULE

@@ -117,6 +117,7 @@
 #define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
 #define PANIC_STALL_ALL_NS (50 * 1000000ull)	/* ... and this long for all of them */
+#define DEAD_OWNER_NS	(200 * 1000000ull)	/* an owner this long without progress is looked up */
 
 /* Thread mode: the printer of the console in the same slot. */
 struct printer {
@@ -157,6 +158,7 @@ static struct {
 	_Atomic uint64_t direct_records, thread_records, max_print_ns, budget_deferrals;
 	_Atomic uint64_t max_call_records;
 	_Atomic uint64_t takeovers;
+	_Atomic uint64_t dead_consoles;	/* consoles taken from a thread that was gone */
 } F;
 
 /*
@@ -476,6 +478,69 @@ out:
 
 static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
 
+/*
+ * Take each console that thread @dead owned (it is gone: pk__tid_gone)
+ * and restart it at its last published record boundary, as panic's
+ * takeover does: a record the thread was writing is printed again, and
+ * records that left the store meanwhile are counted as dropped.  The
+ * caller holds the console lock (taken from @dead too), or is about to
+ * flush.  Return: the consoles taken.
+ */
+static unsigned reap_consoles(uint32_t dead, uint32_t tid)
+{
+	struct pk_console *c;
+	unsigned n = 0;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		if (pk__own_owner(&c->own) == dead && pk__own_reap(&c->own, dead, tid)) {
+			pk__con_pos_init(&c->pos, atomic_load_explicit(&c->next_seq,
+								       memory_order_acquire), true);
+			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
+			pk__own_release(&c->own, tid);
+			n++;
+		}
+		pk__con_put(i);
+	}
+	if (n)
+		atomic_fetch_add_explicit(&F.dead_consoles, n, memory_order_relaxed);
+	return n;
+}
+
+/*
+ * A thread that died holding the console lock (asynchronous cancellation,
+ * or pthread_exit() from a console's write()) would keep every record from
+ * the consoles for good: after DEAD_OWNER_NS without progress its tid is
+ * looked up, and if it is gone the caller takes the lock over and prints.
+ * A console owned by a thread that is gone is taken over the same way,
+ * whoever holds the lock (thread mode has none).  Return: true if the
+ * caller holds the console lock now (it must print, then unlock).
+ */
+static bool reap_dead(uint32_t tid, bool consoles)
+{
+	uint32_t dead = pk__cl_reap(&F.lock, tid, DEAD_OWNER_NS), o;
+	struct pk_console *c;
+	int i;
+
+	if (dead) {
+		reap_consoles(dead, tid);
+		return true;
+	}
+	if (!consoles)
+		return false;
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		o = c ? pk__own_owner(&c->own) : 0;
+		pk__con_put(i);
+		if (o && o != tid && pk__tid_gone(o))
+			reap_consoles(o, tid);
+	}
+	return false;
+}
+
 void pk__flush_note_open(void)
 {
 	uint64_t now = pk__now_ns();
@@ -542,7 +607,8 @@ static void *rescue_main(void *arg)
 		poll = finalize_open(RESCUE_POLL_NS);
 		if ((!pending_any() &&
 		     atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) == PK__NO_SEQ) ||
-		    pk__panicking() || !pk__cl_trylock(&F.lock, tid, true)) {
+		    pk__panicking() ||
+		    (!pk__cl_trylock(&F.lock, tid, true) && !reap_dead(tid, false))) {
 			pk__futex_wait(&F.rescue_wake, w, poll);
 			atomic_store_explicit(&F.rescue_sleeping, 0, memory_order_relaxed);
 			continue;
@@ -1129,6 +1195,12 @@ static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
 		if (p != last_p) {
 			last_p = p;
 			last_t = now;
+		} else if (now - last_t >= DEAD_OWNER_NS && !pk__panicking() &&
+			   reap_dead(tid, true)) {
+			struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, target, deadline };
+
+			console_unlock(&st);
+			continue;
 		}
 		ret = -ETIMEDOUT;
 		if (deadline && now >= deadline)
@@ -1432,6 +1504,8 @@ int pk_flush_stats_get(struct pk_flush_stats *st)
 	st->waits = atomic_load_explicit(&F.lock.waits, memory_order_relaxed);
 	st->wait_timeouts = atomic_load_explicit(&F.lock.wait_timeouts, memory_order_relaxed);
 	st->stuck_skips = atomic_load_explicit(&F.lock.stuck_skips, memory_order_relaxed);
+	st->dead_owners = atomic_load_explicit(&F.lock.dead_takeovers, memory_order_relaxed) +
+			  atomic_load_explicit(&F.dead_consoles, memory_order_relaxed);
 	st->takeovers = atomic_load_explicit(&F.takeovers, memory_order_relaxed);
 	st->budget_deferrals = atomic_load_explicit(&F.budget_deferrals, memory_order_relaxed);
 	st->direct_records = atomic_load_explicit(&F.direct_records, memory_order_relaxed);
@@ -1447,6 +1521,8 @@ void pk_flush_stats_reset(void)
 	atomic_store_explicit(&F.lock.waits, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.lock.wait_timeouts, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.lock.stuck_skips, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.lock.dead_takeovers, 0, memory_order_relaxed);
+	atomic_store_explicit(&F.dead_consoles, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.takeovers, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.budget_deferrals, 0, memory_order_relaxed);
 	atomic_store_explicit(&F.direct_records, 0, memory_order_relaxed);

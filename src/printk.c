@@ -139,6 +139,10 @@ static PK__TLS bool in_switch;	/* this thread is switching the store */
 #define GATES	16
 #define SLOTS	256
 #define SLOT_PROBES	32
+#define DEAD_SLOT_NS	(100 * 1000000ull)	/* a waiter looks up a slot's owner after this */
+
+/* Slots whose thread died inside the gate, freed by slots_wait(). */
+static _Atomic uint64_t dead_slots;
 
 /*
  * 128 bytes apart: CPUs fetch lines in aligned pairs, so gates 64 bytes
@@ -479,6 +483,7 @@ static bool slots_wait(uint64_t until, unsigned long mine_in_own)
 {
 	struct timespec nap = { 0, 50000 };
 	int own = pk__self.gate_slot_gen == pk__self.fork_gen ? pk__self.gate_slot - 1 : -1;
+	uint64_t since = pk__now_ns();
 	unsigned i;
 
 	if (!atomic_load_explicit(&slots_ever, memory_order_relaxed))
@@ -497,11 +502,32 @@ static bool slots_wait(uint64_t until, unsigned long mine_in_own)
 	}
 	for (i = 0; i < SLOTS; i++) {
 		unsigned long mine = (int)i == own ? mine_in_own : 0;
+		uint64_t now;
+		uint32_t owner;
 
 		/* LMM(gate:E), LMM(gate:F) */
 		while (atomic_load_explicit(&slots[i].n, memory_order_acquire) > mine) {
-			if (pk__now_ns() >= until)
+			now = pk__now_ns();
+			if (now >= until)
 				return false;
+			/*
+			 * Waited DEAD_SLOT_NS (for all the slots together): is
+			 * its thread gone (cancelled asynchronously inside the
+			 * gate)?  Then it never leaves: its entries are dropped,
+			 * and the slot is free for the next thread.  Only its thread ever raises the count,
+			 * so none can come after the look-up.  A tid reused by a
+			 * new thread reads as alive: we wait as before.
+			 */
+			owner = atomic_load_explicit(&slots[i].owner, memory_order_relaxed);
+			if ((int)i != own && now - since >= DEAD_SLOT_NS && owner &&
+			    tid_gone(owner)) {
+				atomic_store_explicit(&slots[i].n, 0, memory_order_relaxed);
+				atomic_compare_exchange_strong_explicit(&slots[i].owner, &owner, 0,
+									memory_order_release,
+									memory_order_relaxed);
+				atomic_fetch_add_explicit(&dead_slots, 1, memory_order_relaxed);
+				break;
+			}
 			nanosleep(&nap, NULL);
 		}
 	}

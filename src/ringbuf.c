@@ -122,13 +122,21 @@
  * same class (the reader fell more than W behind) leaves s's owner and
  * level unknown: it is counted, so that no record of ours goes
  * uncounted, and reported apart (pk_ring_lost.unknown).  So the count is
- * exact while a reader stays within W seqs of what it counts.  Not
- * counted in a shared region: a record of ours whose writer stalled
- * between A and own:A (two instructions) while a reader gave it up or
- * lapped it, and that then still claims and commits.  (Counting every
- * unclaimed seq a reader gives up on as unknown would cover it, but
- * counts the other processes' records in progress that a reader meets
- * at the head of the store: 4 extra in 4 in test_flush's shared store.)
+ * exact while a reader stays within W seqs of what it counts.
+ *
+ * A writer stalled between A and own:A (two instructions, but a
+ * preemption or, after a fork, the copy-on-write fault of the table's
+ * page land there) leaves a seq taken and unnoted.  A reader of a shared
+ * region that gives up on such a seq cannot yet tell whose it is: it
+ * keeps it undecided (pk_ring_reader.undecided, up to PK_RING_UNDECIDED;
+ * one more passes the oldest on as unknown) and decides it on a later
+ * read, once the descriptor is claimed by it or a newer seq (own:C): the
+ * note, if ours, is then visible.  (Counting every such seq as unknown
+ * at once would count the other processes' records in progress that a
+ * reader meets at the head of the store: 4 extra in 4 in test_flush's
+ * shared store.)  Not covered: a reader lapped past a seq whose writer
+ * is still in that window, which the writer then claims and commits
+ * before the newer record of its descriptor claims it.
  *
  * FILTERED READING (pk__ring_read_filtered)
  *
@@ -427,6 +435,10 @@ unsigned pk__ring_data_log2_for(size_t bytes)
 #define PK_RING_CHUNK		4096u
 #define PK_RING_CHUNK_MIN_LOG2	18u
 #define PK_RING_CHUNK_STREAK	3u
+
+#ifndef PK_RING_NOTE_HOOK
+#define PK_RING_NOTE_HOOK()	/* test_ring holds a writer here */
+#endif
 
 #ifndef PK_RING_CARVE_HOOK
 #define PK_RING_CARVE_HOOK()	/* test_ring raises a signal here */
@@ -860,6 +872,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		*(volatile uint64_t *)seqp = seq;
 		atomic_signal_fence(memory_order_seq_cst);
 	}
+	PK_RING_NOTE_HOOK();
 	/* LMM(own:A) */
 	if (ring->own)
 		own_note(ring, seq, meta->level);
@@ -1235,6 +1248,90 @@ static inline void lost_one(const struct pk_ring *ring, const struct pk_ring_fil
 		lost->counted++;
 }
 
+/* Has @seq, or a newer seq of its descriptor, claimed it (in @d)? */
+static inline bool desc_claimed(uint64_t d, uint64_t seq)
+{
+	return (int32_t)(desc_seq(d) - (uint32_t)seq) >= 0;
+}
+
+bool pk__ring_claimed(const struct pk_ring *ring, uint64_t seq)
+{
+	return desc_claimed(atomic_load_explicit(pk__ring_desc(ring, seq), memory_order_seq_cst),
+			    seq);
+}
+
+uint64_t pk__ring_undecided(const struct pk_ring_reader *rd)
+{
+	return rd->n_undecided ? rd->undecided[0] : UINT64_MAX;
+}
+
+/*
+ * Does the own table name @seq (0), a newer seq of its class (1), or
+ * neither (-1)?
+ */
+static int own_names(const struct pk_ring *ring, uint64_t seq)
+{
+	uint64_t e = atomic_load_explicit(own_at(ring, seq), memory_order_relaxed);
+	int64_t d = (e & OWN_VALID) ? own_diff(e >> 4, seq) : -1;
+
+	return d < 0 ? -1 : d > 0;
+}
+
+/*
+ * Give up on @r, in progress and unclaimed (its descriptor @d names an
+ * older seq), in a region others store into.  If the own table does not
+ * name it, its writer may be one of this view's that took the seq and
+ * has not noted it yet (write:A .. own:A): keep it undecided instead of
+ * passing it as another's.  A full list passes its oldest on as unknown.
+ * Return: true if kept.
+ */
+static bool give_up_undecided(struct pk_ring_reader *rd, const struct pk_ring_filter *f,
+			      uint64_t r, uint64_t d, struct pk_ring_lost *lost)
+{
+	const struct pk_ring *ring = rd->ring;
+	unsigned i;
+
+	if (!lost || !f || !f->own || f->sole || !ring->own || desc_claimed(d, r) ||
+	    own_names(ring, r) >= 0)
+		return false;
+	if (rd->n_undecided == PK_RING_UNDECIDED) {
+		lost->counted++;
+		lost->unknown++;
+		for (i = 1; i < PK_RING_UNDECIDED; i++)
+			rd->undecided[i - 1] = rd->undecided[i];
+		rd->n_undecided--;
+	}
+	rd->undecided[rd->n_undecided++] = r;
+	return true;
+}
+
+/*
+ * Decide the undecided seqs whose descriptor has been claimed since.
+ * LMM(own:C): the acquire load of the descriptor, as own:B: a value
+ * claimed by the seq or a newer one lies in the release sequence of the
+ * seq's own claim (write:C), if it made one, so its note (own:A) is seen.
+ * A seq whose writer never claimed (a newer record took the descriptor
+ * first: its call failed) or that another view took stays unnoted: not
+ * counted.
+ */
+static void decide_undecided(struct pk_ring_reader *rd, const struct pk_ring_filter *f,
+			     struct pk_ring_lost *lost)
+{
+	const struct pk_ring *ring = rd->ring;
+	unsigned i, kept = 0;
+	uint64_t u, d;
+
+	for (i = 0; i < rd->n_undecided; i++) {
+		u = rd->undecided[i];
+		d = atomic_load_explicit(pk__ring_desc(ring, u), memory_order_acquire);
+		if (desc_claimed(d, u))
+			own_count(ring, f, u, u + 1, lost);
+		else
+			rd->undecided[kept++] = u;
+	}
+	rd->n_undecided = kept;
+}
+
 static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 		     const struct pk_ring_filter *f, uint64_t *skipped, struct pk_ring_lost *lost)
 {
@@ -1252,6 +1349,8 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 	bool done;
 	int ret;
 
+	if (rd->n_undecided && lost && f && f->own && ring->own)
+		decide_undecided(rd, f, lost);
 	for (;;) {
 		head = atomic_load_explicit(&ring->h->seq_head, memory_order_acquire);
 		if (r < first && first <= head) {
@@ -1313,8 +1412,9 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 			rd->next = r;
 			return 0;
 		}
-		lost_one(ring, f, r, lost);
-		r++;			/* given up on: counted as lost */
+		if (!give_up_undecided(rd, f, r, d, lost))
+			lost_one(ring, f, r, lost);
+		r++;			/* given up on: counted as lost, or later */
 	}
 }
 

@@ -152,6 +152,9 @@ struct pk_ring_rec {
 	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
 };
 
+/* Seqs of undecided owner a reader keeps (struct pk_ring_reader). */
+#define PK_RING_UNDECIDED	4u
+
 /*
  * A reader's position and policy.  pk__ring_reader_init() sets every
  * field; the caller may then change these:
@@ -179,6 +182,15 @@ struct pk_ring_reader {
 	uint64_t stall_limit_ns;	/* skip a record in progress this long */
 	uint64_t skip_seq;		/* never wait for this record */
 	bool postmortem;		/* the writers are gone: nothing is in progress */
+	/*
+	 * Seqs a filtered read (f->own, not f->sole) gave up on while they
+	 * were unclaimed and not in the own table: their writer may be one
+	 * of this view's, between taking the seq and noting it.  Decided,
+	 * oldest first, by a later filtered read once their descriptor is
+	 * claimed (ringbuf.c, "OWN RECORDS").
+	 */
+	uint64_t undecided[PK_RING_UNDECIDED];
+	unsigned n_undecided;
 };
 
 /*
@@ -196,7 +208,9 @@ struct pk_ring_filter {
 	 * record of this view has taken (owner and level unknown, also added
 	 * to lost->unknown); seqs never noted only if @sole (no other process
 	 * stores into the region: then they are ours too, e.g. a writer
-	 * interrupted between taking its seq and noting it).
+	 * interrupted between taking its seq and noting it).  A seq given
+	 * up on while unclaimed and unnoted is counted later, once its claim
+	 * shows whether this view took it (pk_ring_reader.undecided).
 	 */
 	bool own;
 	bool sole;
@@ -347,6 +361,24 @@ uint64_t pk__ring_own_words(const struct pk_ring *ring);
  * Context: while no writer uses the view (a fork child's handler).
  */
 void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to);
+
+/*
+ * pk__ring_undecided() - the oldest seq @rd gave up on without knowing
+ * whose it was (struct pk_ring_reader), or UINT64_MAX if none.  A
+ * filtered read with a lost count decides it once pk__ring_claimed()
+ * says its descriptor was claimed, and counts it if it was this view's.
+ */
+uint64_t pk__ring_undecided(const struct pk_ring_reader *rd);
+
+/*
+ * pk__ring_claimed() - has record @seq, or a newer one of its descriptor,
+ * claimed the descriptor?  A seq_cst load, as pk__ring_readable()'s: a
+ * writer that commits @seq (seq_cst, write:E) and then makes a seq_cst
+ * access forms the same store-buffering pairs with a thread that makes a
+ * conflicting seq_cst access and then calls this (flush.c fl:A, fl:B).
+ * Context: any thread or signal handler; wait-free.
+ */
+bool pk__ring_claimed(const struct pk_ring *ring, uint64_t seq);
 
 /*
  * Oldest seq still in the store; with @after_clear, not before the point

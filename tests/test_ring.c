@@ -6,6 +6,9 @@
 /* A signal inside the carve of a data chunk, at will (test_chunks_signals). */
 static void carve_hook(void);
 #define PK_RING_CARVE_HOOK()	carve_hook()
+/* A writer held between taking its seq and noting it (test_note_window). */
+static void note_hook(void);
+#define PK_RING_NOTE_HOOK()	note_hook()
 #include "../src/ringbuf.c"
 
 #include <fcntl.h>
@@ -994,6 +997,129 @@ static void test_own_forget(void **state)
 	fx_free(f);
 }
 
+/*
+ * The window between taking a seq (write:A) and noting it in the own
+ * table (own:A): a writer of this view held there while a reader gives
+ * up on its seq, and that then claims and commits, stored a record the
+ * reader never printed.  The reader must count it once the writer's claim
+ * shows whose it was, and must not count one of another view's writers
+ * held there.  Seeded rounds: which view's writer is held, how many
+ * records others store past it, whether the reader looks in between.
+ */
+static _Thread_local bool note_hold_me;
+static _Atomic int note_held, note_release;
+
+static void note_hook(void)
+{
+	if (!note_hold_me)
+		return;
+	atomic_store(&note_held, 1);
+	while (!atomic_load(&note_release))
+		sched_yield();
+}
+
+struct note_writer {
+	pthread_t thread;
+	struct pk_ring *ring;
+	uint32_t pid;
+	uint64_t seq;
+	int ret;
+};
+
+static void *note_writer_main(void *arg)
+{
+	struct note_writer *nw = arg;
+
+	note_hold_me = true;
+	nw->ret = put_meta(nw->ring, "held", 3, nw->pid, &nw->seq);
+	return NULL;
+}
+
+static uint64_t note_drain(struct pk_ring_reader *rd, const struct pk_ring_filter *flt,
+			   struct pk_ring_lost *lost, uint64_t held, bool *read_held)
+{
+	struct pk_ring_rec rec;
+	uint64_t skipped = 0, n = 0;
+	int ret;
+
+	while ((ret = pk__ring_read_filtered(rd, &rec, flt, &skipped, lost)) != 0) {
+		if (ret != 1)
+			continue;
+		n++;
+		if (rec.seq == held)
+			*read_held = true;
+	}
+	return n;
+}
+
+static void test_note_window(void **state)
+{
+	struct fixture *f = fx_new(14);
+	struct pk_ring a = f->ring, b = f->ring;
+	struct pk_ring_filter flt = { .max_level = 8, .pid = 1, .own = true, .sole = false };
+	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_reader rd;
+	const char *e = getenv("PK_TEST_SEED");
+	uint64_t rng = e ? strtoull(e, NULL, 0) : 22, w, i, seq, k, want = 0, given_up = 0;
+	unsigned round, ours_rounds = 0;
+
+	(void)state;
+	print_message("seed %llu (PK_TEST_SEED)\n", (unsigned long long)rng);
+	w = pk__ring_own_words(&a);
+	a.own = calloc(w, sizeof(uint64_t));
+	a.own_mask = w - 1;
+	assert_non_null(a.own);
+	pk__ring_reader_init(&rd, &a, false);
+	rd.stall_limit_ns = 0;	/* give up on a record in progress at once */
+	for (round = 0; round < 400; round++) {
+		struct note_writer nw = { 0 };
+		bool ours, read_held = false, look;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		ours = (rng >> 33) & 1;
+		look = (rng >> 34) & 1;
+		k = 1 + (rng >> 40) % 200;	/* records stored past the held one */
+		nw.ring = ours ? &a : &b;
+		nw.pid = ours ? 1 : 2;
+		atomic_store(&note_held, 0);
+		atomic_store(&note_release, 0);
+		assert_int_equal(pthread_create(&nw.thread, NULL, note_writer_main, &nw), 0);
+		while (!atomic_load(&note_held))
+			sched_yield();
+		/* Others store past it; the reader gives up on it, unclaimed and unnoted. */
+		for (i = 0; i < k; i++)
+			assert_int_equal(put_meta((i & 1) ? &b : &a, "past", 3, (i & 1) ? 2 : 1,
+						  &seq), 0);
+		note_drain(&rd, &flt, &lost, UINT64_MAX, &read_held);
+		/* Then it is noted, claimed and committed: stored, not printed. */
+		atomic_store(&note_release, 1);
+		pthread_join(nw.thread, NULL);
+		assert_int_equal(nw.ret, 0);
+		assert_true(rd.next > nw.seq);
+		given_up++;
+		if (ours) {
+			want++;
+			ours_rounds++;
+		}
+		if (look)	/* a later record, or none: the count must come either way */
+			assert_int_equal(put_meta(&b, "later", 3, 2, &seq), 0);
+		note_drain(&rd, &flt, &lost, nw.seq, &read_held);
+		assert_false(read_held);
+		if (lost.counted != want)
+			print_message("round %u (%s writer held, %llu past it): %llu counted, "
+				      "expected %llu\n", round, ours ? "own" : "other",
+				      (unsigned long long)k, (unsigned long long)lost.counted,
+				      (unsigned long long)want);
+		assert_int_equal(lost.counted, want);
+	}
+	print_message("%llu held writers given up on, %u of them this view's: %llu counted "
+		      "(%llu unknown)\n", (unsigned long long)given_up, ours_rounds,
+		      (unsigned long long)lost.counted, (unsigned long long)lost.unknown);
+	assert_int_equal(lost.unknown, 0);
+	free(a.own);
+	fx_free(f);
+}
+
 static void test_own_lost_counts(void **state)
 {
 	static const uint64_t firsts[] = {
@@ -1965,6 +2091,7 @@ int main(void)
 		cmocka_unit_test(test_skip_seq),
 		cmocka_unit_test(test_own_lost_counts),
 		cmocka_unit_test(test_own_forget),
+		cmocka_unit_test(test_note_window),
 		cmocka_unit_test(test_stall_limit_zero),
 		cmocka_unit_test(test_seq_reported_on_failure),
 		cmocka_unit_test(test_inflight_seq_seen_by_handler),

@@ -1131,7 +1131,8 @@ struct pk_flush_stats {
 	uint64_t max_print_ns;		/* longest time one call spent printing */
 	uint64_t max_call_records;	/* most records one call printed (callers only) */
 	uint64_t stuck_skips;		/* callers that returned: owner stuck in write */
-	uint64_t reserved[8];		/* zero: later counters */
+	uint64_t dead_owners;		/* console lock or consoles taken from a thread that was gone */
+	uint64_t reserved[7];		/* zero: later counters */
 };
 
 /**
