@@ -66,6 +66,13 @@
  *         strands every printable record queued after it.
  *   fl:E  low_water is a hint (relaxed both sides): a stale value only
  *         makes a filtered writer take part early or late by one batch.
+ *   fl:G  The exit's last flush (flush_fini()) stores exit_sync (seq_cst)
+ *         and then loads the store's head (after a seq_cst fence); a
+ *         caller commits its record (seq_cst, write:E) and then loads
+ *         exit_sync (seq_cst).  Either the flush's target covers the
+ *         record, or the caller sees exit_sync and waits until its record
+ *         is printed before it returns: a record whose pk_printk()
+ *         returned while the process exits is printed.
  *   fl:F  open_at (below) is a time, exchanged and compare-exchanged
  *         relaxed: no other data is published through it (the record it
  *         stands for is read through the store's own ordering, after
@@ -114,9 +121,10 @@
 #define EMERG_WAIT_NS	(200 * 1000000ull)	/* emergency: for a record boundary */
 #define EXIT_STALL_MS	5000			/* exit flush: give up without progress */
 #define EXIT_DEADLINE_MS 10000			/* exit flush: give up in any case */
-#define EXIT_INIT_WAIT_MS 2000			/* exit: wait this long for an init under way */
+#define EXIT_INIT_WAIT_MS 5000			/* exit: wait this long for an init under way */
 #define EXIT_FINAL_MS	2000			/* exit: after the threads stopped, print the rest */
 #define TAKEOVER_MS	1000			/* a flush without progress: take over (takeover()) */
+#define EXIT_SYNC_MS	1000			/* exiting: a caller waits this long for its record */
 #define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
 #define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
@@ -500,6 +508,15 @@ out:
 }
 
 static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
+
+/*
+ * The process exits (fl:G): from the exit's last flush on, a caller waits
+ * (EXIT_SYNC_MS at most) until its own record is printed before it
+ * returns.  Threads still logging then are killed at any moment, and a
+ * record left to a holder or a printer that dies with them would be lost.
+ */
+static _Atomic bool exit_sync;
+static int flush_until(uint64_t target, int timeout_ms, int stall_ms);
 
 void pk__flush_note_open(void)
 {
@@ -983,6 +1000,10 @@ void pk__flush_after_store(int level, uint64_t seq)
 		pk__flush_direct(PK_PRIO_EMERGENCY);
 	else
 		print_as_mode(pk__tid());
+	/* LMM(fl:G) */
+	if (atomic_load_explicit(&exit_sync, memory_order_seq_cst) && !pk__self.printer &&
+	    !pk__cl_held_by(&F.lock, pk__tid()))
+		flush_until(seq + 1, EXIT_SYNC_MS, 0);
 	pthread_setcancelstate(cancel, NULL);
 }
 
@@ -1306,6 +1327,9 @@ __attribute__((destructor)) static void flush_fini(void)
 	 */
 	if (at_exit && !pk__cl_held_by(&F.lock, pk__tid()) &&
 	    pk__gate_enter()) {
+		/* LMM(fl:G) */
+		atomic_store_explicit(&exit_sync, true, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
 		pk__ring_finalize_last(&pk__g.ring);
 		flush_until_ex(pk__ring_next_seq(&pk__g.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
 			       TAKEOVER_MS, true);

@@ -238,7 +238,7 @@ static void gates_setup(void)
 	const char *v = secure_getenv("PK_GATE");
 	long cmds;
 
-	if (v && !strcmp(v, "counters"))
+	if ((v && !strcmp(v, "counters")) || (pk__g.cfg.flags & PK_CFG_GATE_COUNTERS))
 		return;
 	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
@@ -1040,6 +1040,9 @@ static int reinit(const struct pk_config *cfg)
 	pk__g.cfg.console_loglevel = cfg->console_loglevel;
 	pk__g.cfg.print_budget_us = cfg->print_budget_us;
 	pk__g.cfg.flags = cfg->flags;
+	/* Relaxed: gate_fast's own rule (a caller that still reads it true enters by its slot). */
+	if (cfg->flags & PK_CFG_GATE_COUNTERS)
+		atomic_store_explicit(&gate_fast, false, memory_order_relaxed);
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
