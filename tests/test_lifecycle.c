@@ -271,6 +271,8 @@ static void nothread_mode(enum pk_mode mode, const char *name)
 	int status;
 	pid_t pid;
 
+	if (tu_sanitized_address() || tu_sanitized_thread())
+		tu_skip("sanitizers reserve address space of their own");
 	snprintf(tag, sizeof(tag), "lc-nothr-%s", name);
 	files_make(&f, tag);
 	tu_grab_start(&g);
