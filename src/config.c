@@ -177,6 +177,8 @@ void pk_config_init(struct pk_config *cfg)
 		cfg->flags |= PK_CFG_EAGER;
 	if ((v = secure_getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_CRASH_HANDLER;
+	if ((v = secure_getenv("PK_GATE")) && !strcmp(v, "counters"))
+		cfg->flags |= PK_CFG_GATE_COUNTERS;
 	if ((v = secure_getenv("PK_BUDGET_US")) && *v) {
 		unsigned long b;
 

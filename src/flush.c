@@ -66,6 +66,13 @@
  *         strands every printable record queued after it.
  *   fl:E  low_water is a hint (relaxed both sides): a stale value only
  *         makes a filtered writer take part early or late by one batch.
+ *   fl:G  The exit's last flush (flush_fini()) stores exit_sync (seq_cst)
+ *         and then loads the store's head (after a seq_cst fence); a
+ *         caller commits its record (seq_cst, write:E) and then loads
+ *         exit_sync (seq_cst).  Either the flush's target covers the
+ *         record, or the caller sees exit_sync and waits until its record
+ *         is printed before it returns: a record whose pk_printk()
+ *         returned while the process exits is printed.
  *   fl:F  open_at (below) is a time, exchanged and compare-exchanged
  *         relaxed: no other data is published through it (the record it
  *         stands for is read through the store's own ordering, after
@@ -93,6 +100,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -113,6 +121,10 @@
 #define EMERG_WAIT_NS	(200 * 1000000ull)	/* emergency: for a record boundary */
 #define EXIT_STALL_MS	5000			/* exit flush: give up without progress */
 #define EXIT_DEADLINE_MS 10000			/* exit flush: give up in any case */
+#define EXIT_INIT_WAIT_MS 5000			/* exit: wait this long for an init under way */
+#define EXIT_FINAL_MS	2000			/* exit: after the threads stopped, print the rest */
+#define TAKEOVER_MS	1000			/* a flush without progress: take over (takeover()) */
+#define EXIT_SYNC_MS	1000			/* exiting: a caller waits this long for its record */
 #define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
 #define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
@@ -170,6 +182,33 @@ static struct printer *_Atomic printers[PK_MAX_CONSOLES];
 /* Printers given up on inside write(): their threads may still use them. */
 static struct printer *given_up[PK_MAX_CONSOLES * 4];
 static unsigned nr_given_up;	/* registry lock */
+
+/*
+ * A thread the mode needs could not be started (pthread_create() failed:
+ * no memory, RLIMIT_AS, RLIMIT_NPROC).  Printing goes on without it, said
+ * once on stderr: without the rescue thread the callers print everything
+ * (no print budget); without a printer, thread mode prints as handoff
+ * mode does, from the callers, for every console.
+ */
+static _Atomic bool said_no_rescue, said_no_printer;
+
+static void no_rescue(int err)
+{
+	atomic_store_explicit(&F.rescue_running, false, memory_order_relaxed);
+	if (!atomic_exchange_explicit(&said_no_rescue, true, memory_order_relaxed))
+		fprintf(stderr, "libprintk: cannot start the rescue thread (%s); callers print "
+			"everything themselves\n", strerror(err));
+}
+
+static void no_printer(struct pk_console *c, int err)
+{
+	/* Relaxed: a caller that still sees THREAD wakes the printers that run (mode_of()). */
+	atomic_store_explicit(&F.mode, PK_MODE_HANDOFF, memory_order_relaxed);
+	if (!atomic_exchange_explicit(&said_no_printer, true, memory_order_relaxed))
+		fprintf(stderr, "libprintk: cannot start a printer thread for console \"%s\" (%s); "
+			"printing from the callers (handoff mode) instead\n",
+			c->name ? c->name : "?", strerror(err));
+}
 
 static bool rescue_on(void)
 {
@@ -541,6 +580,15 @@ static bool reap_dead(uint32_t tid, bool consoles)
 	return false;
 }
 
+/*
+ * The process exits (fl:G): from the exit's last flush on, a caller waits
+ * (EXIT_SYNC_MS at most) until its own record is printed before it
+ * returns.  Threads still logging then are killed at any moment, and a
+ * record left to a holder or a printer that dies with them would be lost.
+ */
+static _Atomic bool exit_sync;
+static int flush_until(uint64_t target, int timeout_ms, int stall_ms);
+
 void pk__flush_note_open(void)
 {
 	uint64_t now = pk__now_ns();
@@ -757,10 +805,15 @@ static int stop_printer(struct pk_console *c)
 
 static int hook_added(struct pk_console *c)
 {
+	int ret;
+
 	if (mode_of() != PK_MODE_THREAD ||
 	    atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return 0;
-	return start_printer(c);
+	ret = start_printer(c);
+	if (ret < 0)
+		no_printer(c, -ret);	/* registered all the same, printed by the callers */
+	return 0;
 }
 
 static int hook_removing(struct pk_console *c)
@@ -1111,6 +1164,10 @@ void pk__flush_after_store(int level, uint64_t seq)
 		pk__flush_direct(PK_PRIO_EMERGENCY);
 	else
 		print_as_mode(pk__tid());
+	/* LMM(fl:G) */
+	if (atomic_load_explicit(&exit_sync, memory_order_seq_cst) && !pk__self.printer &&
+	    !pk__cl_held_by(&F.lock, pk__tid()))
+		flush_until(seq + 1, EXIT_SYNC_MS, 0);
 	pthread_setcancelstate(cancel, NULL);
 }
 
@@ -1160,17 +1217,78 @@ static uint64_t progress_sum(void)
 }
 
 /*
+ * TAKING OVER A STALLED FLUSH
+ *
+ * In handoff and legacy modes one holder of the console lock prints every
+ * console; a holder stuck inside one console's write() (a driver that
+ * blocks for good), or parked in a signal handler, stops them all, and
+ * no caller waits for it twice (conlock.c, PK_CL_STUCK).  A flush that
+ * has seen no progress for TAKEOVER_MS (pk_flush(), the exit flush) then
+ * prints as an emergency section does (pk__flush_direct()): each console
+ * is taken at a record boundary, never from inside its owner's write(),
+ * so every console but the stuck one is printed.  What the stuck one has
+ * not printed is then said in-band, as an alert record on the others:
+ * once per console each time it stalls at another place.
+ */
+static uint64_t stuck_said[PK_MAX_CONSOLES];	/* next_seq + 1 when last said */
+static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Has every console behind @target an owner stuck inside its write()? */
+static uint64_t con_behind_free(struct pk_console *c, uint64_t target)
+{
+	return pk__con_behind(c, target) && !pk__own_owner(&c->own);
+}
+
+static void takeover(uint64_t target, unsigned stalled_ms)
+{
+	struct {
+		char name[64];
+		uint64_t n;
+	} stuck[PK_MAX_CONSOLES];
+	struct pk_console *c;
+	uint64_t pos;
+	int i, k = 0;
+
+	pk__flush_direct(PK_PRIO_EMERGENCY);
+	pthread_mutex_lock(&stuck_lock);
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+		if (pos < target && pk__own_owner(&c->own) && stuck_said[i] != pos + 1) {
+			stuck_said[i] = pos + 1;
+			snprintf(stuck[k].name, sizeof(stuck[k].name), "%s", c->name ? c->name : "?");
+			stuck[k++].n = target - pos;
+		}
+		pk__con_put(i);
+	}
+	pthread_mutex_unlock(&stuck_lock);
+	/* Stored and printed at once (emergency) on every console that can be taken. */
+	pk_emergency_enter();
+	for (i = 0; i < k; i++)
+		pk_printk(PK_ALERT, "** console \"%s\" is stuck in write() (no progress for %u ms): "
+			  "up to %llu records not printed on it **\n", stuck[i].name, stalled_ms,
+			  (unsigned long long)stuck[i].n);
+	pk_emergency_exit();
+}
+
+/*
  * Wait until every console reached @target, printing like any holder
  * (handing over to a waiter, passing the rest on at the deadline).
  * @timeout_ms < 0: no limit; @stall_ms > 0: give up after that long
- * without progress.  Return: 0 or -ETIMEDOUT.
+ * without progress; @takeover_ms > 0: take over after that long without
+ * progress (takeover()), and with @leave_stuck return once the consoles
+ * still behind are those stuck in write().  Return: 0 or -ETIMEDOUT.
  */
-static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
+static int flush_until_ex(uint64_t target, int timeout_ms, int stall_ms, int takeover_ms,
+			  bool leave_stuck)
 {
 	struct timespec nap = { 0, 500000 };
 	uint64_t t0 = pk__now_ns(), last_t = t0, last_p = progress_sum(), p, now;
 	uint64_t deadline = timeout_ms >= 0 ? t0 + (uint64_t)timeout_ms * 1000000ull : 0;
 	uint32_t tid = pk__tid();
+	bool took_over = false;
 	int cancel, ret;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -1195,6 +1313,7 @@ static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
 		if (p != last_p) {
 			last_p = p;
 			last_t = now;
+			took_over = false;	/* it moved: a later stall is another one */
 		} else if (now - last_t >= DEAD_OWNER_NS && !pk__panicking() &&
 			   reap_dead(tid, true)) {
 			struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, target, deadline };
@@ -1207,10 +1326,29 @@ static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
 			break;
 		if (stall_ms > 0 && now - last_t >= (uint64_t)stall_ms * 1000000ull)
 			break;
+		if (takeover_ms > 0 && !took_over &&
+		    now - last_t >= (uint64_t)takeover_ms * 1000000ull) {
+			took_over = true;
+			takeover(target, (unsigned)((now - last_t) / 1000000ull));
+			if (caught_up(target)) {
+				ret = 0;
+				break;
+			}
+			if (leave_stuck && !each_console(con_behind_free, target))
+				break;
+			last_p = progress_sum();
+			last_t = pk__now_ns();
+			continue;
+		}
 		nanosleep(&nap, NULL);
 	}
 	pthread_setcancelstate(cancel, NULL);
 	return ret;
+}
+
+static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
+{
+	return flush_until_ex(target, timeout_ms, stall_ms, 0, false);
 }
 
 int pk_flush(int timeout_ms)
@@ -1229,15 +1367,46 @@ int pk_flush(int timeout_ms)
 			return ret == -ENODEV ? 0 : ret;
 	}
 	pk__ring_finalize_last(&pk__g.ring);
-	ret = flush_until(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0);
+	ret = flush_until_ex(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0, TAKEOVER_MS, false);
 	pk__gate_exit();
 	return ret;
 }
 
+static bool exit_registered;
+static _Atomic bool exit_flushed;
+
+/*
+ * The process exits while another thread's initialisation has not
+ * finished within EXIT_INIT_WAIT_MS: what was stored meanwhile is in the
+ * early store, and no console exists.  Standard error, as a panic before
+ * initialisation does.
+ */
+static void exit_early_raw(void)
+{
+	static const char note[] = "libprintk: exiting while another thread was still "
+				   "initialising; records stored meanwhile:\n";
+
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__INITIALIZING ||
+	    !pk__early_pending())
+		return;
+	if (write(STDERR_FILENO, note, sizeof(note) - 1) < 0)
+		return;
+	pk__early_print_raw(STDERR_FILENO);
+}
+
+/*
+ * The exit flush (atexit(), or the library's destructor when the process
+ * exits before the first initialisation could register it): once.
+ */
 static void exit_flush(void)
 {
-	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
+	if (atomic_exchange_explicit(&exit_flushed, true, memory_order_relaxed))
 		return;
+	/* A first pk_printk() on another thread may be initialising: wait for it. */
+	if (!pk__init_settle(EXIT_INIT_WAIT_MS)) {
+		exit_early_raw();
+		return;
+	}
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
 	pk__early_drain();	/* a straggler of the first call's race */
@@ -1245,12 +1414,12 @@ static void exit_flush(void)
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console
 	 * that logs on every write, or a storm from threads still running,
-	 * must not keep the process from exiting.
+	 * must not keep the process from exiting.  A console stuck in
+	 * write() is left once the others are printed (takeover()).
 	 */
-	flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+	flush_until_ex(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS,
+		       TAKEOVER_MS, true);
 }
-
-static bool exit_registered;
 
 static void stop_rescue(void)
 {
@@ -1277,7 +1446,21 @@ static void stop_rescue(void)
 __attribute__((destructor)) static void flush_fini(void)
 {
 	struct pk_console *c;
+	bool at_exit;
 	int i;
+
+	/*
+	 * Another thread's first initialisation still under way (main()
+	 * returned meanwhile): it may not have registered the exit flush yet.
+	 */
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__INITIALIZING) {
+		if (!pk__init_settle(EXIT_INIT_WAIT_MS)) {
+			exit_early_raw();
+			return;
+		}
+		if (!(pk__g.cfg.flags & PK_CFG_NO_ATEXIT))
+			exit_flush();
+	}
 
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__UNINIT &&
 	    pk__early_pending()) {
@@ -1296,6 +1479,7 @@ __attribute__((destructor)) static void flush_fini(void)
 		return;
 	if (pk__self.in_console)
 		return;
+	at_exit = atomic_load_explicit(&exit_flushed, memory_order_relaxed);
 	atomic_store_explicit(&F.threads_stopped, 1, memory_order_relaxed);
 	stop_rescue();
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
@@ -1304,6 +1488,22 @@ __attribute__((destructor)) static void flush_fini(void)
 			continue;
 		stop_printer(c);
 		pk__con_put(i);
+	}
+	/*
+	 * What the threads left: records stored after the exit flush took its
+	 * target (threads still logging), which thread mode's printers would
+	 * have printed, or a caller that woke a printer just as it stopped.
+	 * From here on callers print their own (threads_stopped).
+	 */
+	if (at_exit && !pk__cl_held_by(&F.lock, pk__tid()) &&
+	    pk__gate_enter()) {
+		/* LMM(fl:G) */
+		atomic_store_explicit(&exit_sync, true, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		pk__ring_finalize_last(&pk__g.ring);
+		flush_until_ex(pk__ring_next_seq(&pk__g.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
+			       TAKEOVER_MS, true);
+		pk__gate_exit();
 	}
 }
 
@@ -1325,8 +1525,9 @@ int pk__flush_init(const struct pk_config *cfg)
 	if (cfg->mode != PK_MODE_THREAD) {
 		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
 		if (ret)
-			return -ret;
-		atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
+			no_rescue(ret);	/* set up all the same: callers print */
+		else
+			atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
 	}
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
 		pk__console_register_env(spec);
@@ -1349,9 +1550,35 @@ static int start_errors;
 static void start_printer_cb(struct pk_console *c)
 {
 	struct printer *p = atomic_load_explicit(&printers[c->slot], memory_order_relaxed);
+	int ret;
 
-	if ((!p || !p->running || p->con != c) && start_printer(c) < 0)
+	if (mode_of() != PK_MODE_THREAD || (p && p->running && p->con == c))
+		return;		/* running, or fallen back to handoff already (no_printer()) */
+	ret = start_printer(c);
+	if (ret < 0) {
+		no_printer(c, -ret);
 		start_errors++;
+	}
+}
+
+void pk__flush_threads_resume(void)
+{
+	int ret;
+
+	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
+		return;
+	if (mode_of() != PK_MODE_THREAD) {
+		if (rescue_on())
+			return;
+		atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
+		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
+		if (ret)
+			no_rescue(ret);
+		else
+			atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
+		return;
+	}
+	pk__con_each_locked(start_printer_cb);
 }
 
 void pk__flush_stop_threads(void)
@@ -1382,10 +1609,13 @@ int pk__flush_reconfigure(const struct pk_config *cfg)
 	if (!atomic_load_explicit(&F.threads_stopped, memory_order_relaxed)) {
 		if (cfg->mode != PK_MODE_THREAD) {
 			atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
-			if (start_thread(&F.rescue_thread, rescue_main, NULL) == 0)
+			ret = start_thread(&F.rescue_thread, rescue_main, NULL);
+			if (ret == 0) {
 				atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
-			else
+			} else {
+				no_rescue(ret);
 				ret = -EAGAIN;
+			}
 		} else {
 			start_errors = 0;
 			pk__con_each_locked(start_printer_cb);
@@ -1429,11 +1659,20 @@ void pk__flush_atfork_child(void)
 {
 	struct pk_console *c;
 	struct printer *p;
-	int i;
+	bool had_rescue = rescue_on();
+	int i, ret;
 
 	pk__cl_reset(&F.lock);
 	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	/* Threads do not survive fork(): none of the library's runs in the child. */
+	atomic_store_explicit(&F.rescue_running, false, memory_order_relaxed);
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		p = atomic_load_explicit(&printers[i], memory_order_relaxed);
+		if (p)
+			p->running = false;
+	}
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
+		/* An initialisation this thread goes on with starts them (pk__flush_threads_resume()). */
 		pk__con_atfork_child(0);
 		return;
 	}
@@ -1457,12 +1696,6 @@ void pk__flush_atfork_child(void)
 		 * another process's records, not the child's to count.
 		 */
 		pk__ring_own_forget(&pk__g.ring, F.fork_head, pk__ring_next_seq(&pk__g.ring));
-	/* Threads do not survive fork(): start this process's own. */
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		p = atomic_load_explicit(&printers[i], memory_order_relaxed);
-		if (p)
-			p->running = false;
-	}
 #ifdef PK_TSAN
 	/*
 	 * ThreadSanitizer cannot start threads in the child of a threaded
@@ -1473,19 +1706,24 @@ void pk__flush_atfork_child(void)
 #endif
 	if (atomic_load_explicit(&F.threads_stopped, memory_order_relaxed))
 		return;
-	if (rescue_on()) {
+	/* Start this process's own. */
+	if (had_rescue) {
 		atomic_store_explicit(&F.rescue_stop, 0, memory_order_relaxed);
-		atomic_store_explicit(&F.rescue_running,
-				      start_thread(&F.rescue_thread, rescue_main, NULL) == 0,
-				      memory_order_relaxed);
+		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
+		if (ret)
+			no_rescue(ret);
+		else
+			atomic_store_explicit(&F.rescue_running, true, memory_order_relaxed);
 	}
 	if (mode_of() != PK_MODE_THREAD)
 		return;
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+	for (i = 0; i < PK_MAX_CONSOLES && mode_of() == PK_MODE_THREAD; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		start_printer(c);
+		ret = start_printer(c);
+		if (ret < 0)
+			no_printer(c, -ret);
 		pk__con_put(i);
 	}
 }

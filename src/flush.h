@@ -22,10 +22,17 @@ void pk__flush_note_open(void);
  * pk_init() again: stop the library's threads (the store may change
  * meanwhile), then apply @cfg's mode, budget and flags and start the
  * threads its mode needs.  Return: 0, or -EAGAIN if threads could not be
- * started (the mode in effect is left with what could be started).
+ * started (printing goes on without them: thread mode falls back to
+ * printing from the callers, said once on stderr).
  */
 void pk__flush_stop_threads(void);
 int pk__flush_reconfigure(const struct pk_config *cfg);
+/*
+ * Start the threads the mode needs that do not run (a fork child that
+ * goes on with its parent's initialisation).  One that cannot be started
+ * is done without, said once on stderr.
+ */
+void pk__flush_threads_resume(void);
 /* Flush everything, stop printer threads, unregister consoles. */
 void pk__flush_shutdown(void);
 /* Around fork(): keep the console registry consistent for the child. */

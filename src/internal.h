@@ -285,6 +285,11 @@ uint64_t pk__now_ns(void);
 /* Lazily initialise; 0 or a negative errno.  Async-signal-tolerant. */
 int pk__ensure_init(void);
 /*
+ * The exit path: another thread is initialising (or changing the store);
+ * wait until it is done, @ms at most.  Return: is the library READY?
+ */
+bool pk__init_settle(unsigned ms);
+/*
  * The store gate: pk_printk(), pk_flush() and pk_stats_get() use pk__g.ring
  * between pk__gate_enter() (true: ready, and the store cannot change until
  * pk__gate_exit()) and pk__gate_exit(); pk_init() waits for them before it

@@ -245,6 +245,39 @@ die:
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
+/*
+ * The program's own handlers, installed before ours (pk_crash_handler_install()
+ * keeps what it replaced): after the report the signal goes on to them.
+ * Written before our handler is installed, read only by it.
+ */
+static struct sigaction prev_action[PK__ARRAY_SIZE(crash_signals)];
+static bool prev_handler[PK__ARRAY_SIZE(crash_signals)];
+
+/*
+ * Hand @sig on to the handler the program had installed: put it back and
+ * let the signal come again.  A fault the kernel raised for an
+ * instruction comes again when we return (the instruction is retried);
+ * any other (abort(), kill) is raised again, and stays pending until we
+ * return (the kernel blocks a signal while its handler runs).  false: the
+ * program had none.
+ */
+static bool chain(int sig, const siginfo_t *si)
+{
+	size_t i;
+
+	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++) {
+		if (crash_signals[i] != sig || !prev_handler[i])
+			continue;
+		if (sigaction(sig, &prev_action[i], NULL) < 0)
+			return false;
+		coverage_dump();
+		if (!si || si->si_code <= 0 || sig == SIGABRT)
+			raise(sig);
+		return true;
+	}
+	return false;
+}
+
 static const char *sig_name(int sig)
 {
 	switch (sig) {
@@ -330,7 +363,8 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 	flush_everything();
 	check_report();
 	errno = saved;
-	reraise(sig);
+	if (!chain(sig, si))
+		reraise(sig);
 }
 
 /*
@@ -450,8 +484,19 @@ int pk_crash_handler_install(void)
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++)
+	for (i = 0; i < PK__ARRAY_SIZE(crash_signals); i++) {
+		struct sigaction old;
+
+		/* The program's own handler, kept to chain to (once: not ours again). */
+		if (sigaction(crash_signals[i], NULL, &old) < 0)
+			return -errno;
+		if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == crash_handler)) {
+			prev_handler[i] = (old.sa_flags & SA_SIGINFO) ||
+					  (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN);
+			prev_action[i] = old;
+		}
 		if (sigaction(crash_signals[i], &sa, NULL) < 0)
 			return -errno;
+	}
 	return 0;
 }

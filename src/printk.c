@@ -247,7 +247,7 @@ static void gates_setup(void)
 	const char *v = secure_getenv("PK_GATE");
 	long cmds;
 
-	if (v && !strcmp(v, "counters"))
+	if ((v && !strcmp(v, "counters")) || (pk__g.cfg.flags & PK_CFG_GATE_COUNTERS))
 		return;
 	cmds = membarrier_call(MEMBARRIER_CMD_QUERY);
 	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
@@ -597,10 +597,74 @@ static void fork_shares_store(void)
  * Before the fork: the child may store, and lose, records before the
  * parent runs again; from here on the parent counts only what it noted.
  */
+/*
+ * FORK AND A FIRST INITIALISATION
+ *
+ * pk_init() holds init_lock from the moment it marks the library
+ * INITIALIZING (a first init takes it right after its compare-and-swap,
+ * before it touches anything) until it is done; so does a later pk_init()
+ * for the whole of its work.  fork() takes it too (atfork_prepare(), its
+ * handler registered before the first init begins), waiting up to
+ * FORK_INIT_WAIT_MS: a child never starts in the middle of another
+ * thread's initialisation, which it could not finish (no thread of the
+ * parent but the forking one exists there).  What is left:
+ *   - the initialiser had made its compare-and-swap but not yet taken the
+ *     lock: it has done nothing else, and the child starts uninitialised;
+ *   - the forking thread is the initialiser (a signal handler, or a
+ *     console's set-up, that forks): the child goes on with the
+ *     initialisation itself, and starts the library's threads at its end;
+ *   - the wait timed out (an initialisation stuck for that long): the
+ *     child starts uninitialised, and its first pk_init() drops what the
+ *     parent's had set up so far (stale_init), said once on stderr.
+ */
+#define FORK_INIT_WAIT_MS	5000
+/* This thread took init_lock in atfork_prepare() (the same thread runs the other handlers). */
+static PK__TLS bool fork_locked;
+/* A fork child whose parent was initialising: set-up left half done (see above). */
+static bool stale_init;
+/* pk__g.fork_gen when this thread's first init began (a fork from inside it). */
+static PK__TLS uint32_t init_fork_gen;
+
 static void atfork_prepare(void)
 {
+	struct timespec until;
+
+	fork_locked = false;
+	if (!in_init) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += FORK_INIT_WAIT_MS / 1000;
+		fork_locked = pthread_mutex_timedlock(&init_lock, &until) == 0;
+	}
 	fork_shares_store();
 	pk__flush_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	pk__flush_atfork_parent();
+	if (fork_locked)
+		pthread_mutex_unlock(&init_lock);
+	fork_locked = false;
+}
+
+/*
+ * The child's view of an initialisation the parent had under way (the
+ * header above).  Relaxed: the child has one thread.
+ */
+static void atfork_child_init(void)
+{
+	int st = atomic_load_explicit(&pk__g.state, memory_order_relaxed);
+
+	pthread_mutex_init(&init_lock, NULL);
+	if (in_init) {
+		/* This thread initialises: it goes on, and unlocks at the end. */
+		pthread_mutex_lock(&init_lock);
+	} else if (st == PK__INITIALIZING) {
+		if (!fork_locked)
+			stale_init = true;
+		atomic_store_explicit(&pk__g.state, PK__UNINIT, memory_order_relaxed);
+	}
+	fork_locked = false;
 }
 
 static void atfork_child(void)
@@ -641,13 +705,13 @@ static void atfork_child(void)
 		atomic_store_explicit(&switch_word,
 				      (atomic_load_explicit(&switch_word, memory_order_relaxed) + 1u) &
 				      ~1u, memory_order_relaxed);
-	pthread_mutex_init(&init_lock, NULL);
+	atfork_child_init();
 	pk__flush_atfork_child();
 }
 
 static void register_atfork(void)
 {
-	pthread_atfork(atfork_prepare, pk__flush_atfork_parent, atfork_child);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 uint32_t pk__tid(void)
@@ -1153,18 +1217,18 @@ static int store_switch(const struct pk_config *cfg)
  */
 static int reinit(const struct pk_config *cfg)
 {
-	struct timespec nap = { 0, 100000 };
-	int ret = 0, fret, store_err = 0, i, st, cancel;
+	struct timespec until;
+	int ret = 0, fret, store_err = 0, st, cancel;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	pthread_mutex_lock(&init_lock);
-	/* Another thread may be initialising (a first pk_printk()): wait for it. */
-	for (i = 0; i < 100000; i++) {
-		st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
-		if (st != PK__INITIALIZING)
-			break;
-		nanosleep(&nap, NULL);
+	/* Another thread may be initialising (a first pk_printk()): wait for it, 10 s at most. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	if (pthread_mutex_timedlock(&init_lock, &until)) {
+		pthread_setcancelstate(cancel, NULL);
+		return -EAGAIN;
 	}
+	st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
 	if (st != PK__READY) {
 		pthread_mutex_unlock(&init_lock);
 		pthread_setcancelstate(cancel, NULL);
@@ -1183,6 +1247,9 @@ static int reinit(const struct pk_config *cfg)
 	pk__g.cfg.console_loglevel = cfg->console_loglevel;
 	pk__g.cfg.print_budget_us = cfg->print_budget_us;
 	pk__g.cfg.flags = cfg->flags;
+	/* Relaxed: gate_fast's own rule (a caller that still reads it true enters by its slot). */
+	if (cfg->flags & PK_CFG_GATE_COUNTERS)
+		atomic_store_explicit(&gate_fast, false, memory_order_relaxed);
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&facility, cfg->facility, memory_order_relaxed);
@@ -1203,7 +1270,7 @@ int pk_init(const struct pk_config *cfg)
 	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT, gates_once = PTHREAD_ONCE_INIT;
 	struct pk_config def;
 	int expect = PK__UNINIT;
-	int ret, store_err;
+	int ret, store_err, cancel;
 
 	if (!cfg) {
 		pk_config_init(&def);
@@ -1214,10 +1281,27 @@ int pk_init(const struct pk_config *cfg)
 		return ret;
 	if (pk__self.in_console)
 		return -EDEADLK;	/* the consoles may change under their own write() */
+	/* Before the library is marked INITIALIZING: a fork() from then on waits for it. */
+	pthread_once(&atfork_once, register_atfork);
 	if (!atomic_compare_exchange_strong_explicit(&pk__g.state, &expect, PK__INITIALIZING,
 						     memory_order_acquire, memory_order_acquire))
 		return in_init ? -EALREADY : reinit(cfg);
+	/*
+	 * A thread cancelled inside (a store file's or a console's open() is
+	 * a cancellation point) would leave the library INITIALIZING for good.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&init_lock);
 	in_init = true;
+	init_fork_gen = atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed);
+	if (stale_init) {
+		/* A fork child of a parent whose initialisation had stalled: start afresh. */
+		stale_init = false;
+		fprintf(stderr, "libprintk: fork() while another thread's initialisation was "
+			"stalled; initialising afresh in the child\n");
+		pk__con_unregister_all();
+		store_close();
+	}
 	pk__g.cfg = *cfg;
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
@@ -1237,17 +1321,21 @@ int pk_init(const struct pk_config *cfg)
 	pk__g.cfg.buffer_path = NULL;
 	pk__g.cfg.consoles = NULL;
 	if (ret == 0) {
-		pthread_once(&atfork_once, register_atfork);
 		pthread_once(&gates_once, gates_setup);
+		/* This thread forked from inside its own initialisation: this is the child. */
+		if (init_fork_gen != atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed))
+			pk__flush_threads_resume();
 	}
 	in_init = false;
 	/* Publishes pk__g.ring and the flush state to pk__ensure_init(). */
 	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);
+	pthread_mutex_unlock(&init_lock);
 	if (ret == 0 && pk__early_pending()) {
 		/* Stragglers: callers that saw the library not ready yet. */
 		pk__early_migrate();
 		pk__flush_kick();
 	}
+	pthread_setcancelstate(cancel, NULL);
 	/*
 	 * Set up all the same, with records in memory.  The program that
 	 * named the store itself is told; a store named by PK_BUFFER is the
@@ -1315,6 +1403,24 @@ int pk__ensure_init(void)
 		sched_yield();
 	}
 	return -EAGAIN;
+}
+
+bool pk__init_settle(unsigned ms)
+{
+	struct timespec until;
+	uint64_t ns;
+
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__INITIALIZING ||
+	    in_init)
+		return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY;
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns = (uint64_t)until.tv_nsec + (uint64_t)(ms % 1000) * 1000000ull;
+	until.tv_sec += (time_t)(ms / 1000 + ns / 1000000000ull);
+	until.tv_nsec = (long)(ns % 1000000000ull);
+	/* The initialiser holds init_lock until it is done (atfork_prepare()'s header). */
+	if (pthread_mutex_timedlock(&init_lock, &until) == 0)
+		pthread_mutex_unlock(&init_lock);
+	return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY;
 }
 
 static void refuse(void)
@@ -1989,11 +2095,21 @@ int pk_printk_mod(const struct pk_module *mod, int level, const char *fmt, ...)
 
 void pk_shutdown(void)
 {
+	int cancel;
+
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
 		return;
 	/* From inside a console's write(): it would free the console under us. */
 	if (pk__self.in_console)
 		return;
+	/* Under init_lock: a fork() meanwhile waits (atfork_prepare()). */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_mutex_lock(&init_lock);
+	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
+		pthread_mutex_unlock(&init_lock);
+		pthread_setcancelstate(cancel, NULL);
+		return;
+	}
 	pk__ring_finalize_last(&pk__g.ring);
 	pk__flush_shutdown();
 	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_release);
@@ -2003,6 +2119,8 @@ void pk_shutdown(void)
 	memset(&pk__g.ring, 0, sizeof(pk__g.ring));
 	pk__self.open_valid = false;
 	atomic_store_explicit(&pk__g.state, PK__UNINIT, memory_order_release);
+	pthread_mutex_unlock(&init_lock);
+	pthread_setcancelstate(cancel, NULL);
 }
 
 int pk_stats_get(struct pk_stats *st)

@@ -100,6 +100,14 @@ enum pk_mode {
 #define PK_CFG_CRASH_HANDLER	0x04u	/* install the crash handler at init */
 #define PK_CFG_BUFFER_CLEAR	0x08u	/* persistent store: start afresh */
 #define PK_CFG_EAGER		0x10u	/* format every record at the call (no deferring) */
+/*
+ * Callers count themselves in the store gate's shared counters and
+ * membarrier(2) is never called (PK_GATE=counters): for a program that
+ * installs a seccomp filter refusing it.  Takes full effect in the first
+ * initialisation only; given later, new callers use the counters but
+ * waiters (a store switch, a panic) still call membarrier(2).
+ */
+#define PK_CFG_GATE_COUNTERS	0x20u
 
 /*
  * The configuration pk_init() takes.  ABI: like every public struct a
