@@ -246,13 +246,17 @@ static bool handoff(struct pk__conlock *l, uint64_t w)
 	return true;
 }
 
-bool pk__cl_record_end(struct pk__conlock *l)
+bool pk__cl_record_end(struct pk__conlock *l, bool hand_over)
 {
 	/* LMM(cl:F) */
 	uint64_t w = atomic_fetch_and_explicit(&l->word, ~CL_ACTIVE, memory_order_acq_rel);
 
 	atomic_fetch_add_explicit(&l->progress, 1, memory_order_relaxed);
-	return handoff(l, w & ~CL_ACTIVE);
+	/*
+	 * Not at a skip: the waiter stays registered and is served at the
+	 * next record printed, or at the unlock, whichever comes first.
+	 */
+	return hand_over && handoff(l, w & ~CL_ACTIVE);
 }
 
 void pk__cl_unlock(struct pk__conlock *l, uint32_t tid)

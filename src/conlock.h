@@ -69,10 +69,16 @@ enum pk__cl_result pk__cl_lock_legacy(struct pk__conlock *l, uint32_t tid);
 /* The holder brackets each record it prints. */
 void pk__cl_record_begin(struct pk__conlock *l);
 /*
+ * @hand_over: the holder printed something (a record, a drop notice) or
+ * found nothing to do; false after it only passed over filtered records,
+ * which, as in Linux (console_unlock()'s suppressed records), is no place
+ * to hand over: a waiter woken there would take the lock only to pass
+ * over the next batch, and each handoff to a sleeping waiter leaves the
+ * lock with a thread that is not running.
  * Return: true if a waiter was found and the lock handed to it; the caller
  * no longer holds the lock and must stop printing at once.
  */
-bool pk__cl_record_end(struct pk__conlock *l);
+bool pk__cl_record_end(struct pk__conlock *l, bool hand_over);
 
 /* Release (handing over to a waiter if one appeared). */
 void pk__cl_unlock(struct pk__conlock *l, uint32_t tid);

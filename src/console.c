@@ -860,8 +860,9 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 }
 
 /*
- * pk__con_skip_filtered() - pass over the records @c filters, up to its
- * next record to print, without writing anything.  The caller owns @c as
+ * pk__con_skip_filtered() - pass over the records @c filters, and those
+ * lost that it would not have printed, up to its next record to print,
+ * without writing anything.  The caller owns @c as
  * @tid.  A record to print, or a gap to report, is left where it is for
  * the console's printer.  Return: true if the position moved.
  */
@@ -869,16 +870,24 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 {
 	struct pk__con_pos saved = c->pos;
 	struct pk_ring_filter f;
+	struct pk_ring_lost lost = { 0, 0 };
 	uint64_t skipped = 0, from = c->pos.rd.next;
 	int ret;
 
 	f.max_level = pk__con_loglevel(c);
 	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	f.own = false;
-	f.sole = false;
-	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, NULL);
-	if (ret == 1 || c->pos.rd.next - from != skipped || !skipped) {
-		c->pos = saved;	/* not ours to consume: the printer writes it */
+	/*
+	 * As pk__con_emit() counts them: records lost that the console would
+	 * not have printed (filtered, another process's) are passed over like
+	 * filtered ones; one it would have printed is a gap to report.
+	 */
+	f.own = true;
+	f.sole = pk__store_sole();
+	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, &lost);
+	if (ret == 1)
+		c->pos.rd.next = c->rec.seq;	/* the printer writes it */
+	if (lost.counted || c->pos.expect != from || c->pos.rd.next == from) {
+		c->pos = saved;	/* not ours to consume */
 		return false;
 	}
 	atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);

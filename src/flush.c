@@ -36,9 +36,16 @@
  * leaves, and whoever commits a record at or after that seq takes part in
  * printing whatever its level (fl:D).  A filtered record takes part too
  * once the consoles lag a sixty-fourth of the descriptor ring behind it
- * (low_water), so that consoles skip filtered floods in batches instead of
- * being overrun by them and reporting records they would never have
- * printed as dropped.  The rescue thread (handoff and legacy) retries a
+ * (low_water): in every mode its writer passes over filtered records
+ * itself under each lagging console's ownership, has a record to print
+ * printed (or its printer woken), and holds back, bounded, while a console
+ * that far behind moves (help_skip()).  So the flood's producers pay for
+ * it, as every caller of Linux's printk() takes part in console_unlock(),
+ * and a printable record behind a filtered flood is printed in
+ * milliseconds instead of waiting for (or being overwritten before) the
+ * one thread that prints, at its share of the CPU.  The holder passes over
+ * filtered records without handing over to a waiter in between (Linux
+ * hands over only around a printed record).  The rescue thread (handoff and legacy) retries a
  * stall until the store gives up on an abandoned record, and takes over
  * what a bounded stint (pk_flush, exit, a recursing console) left.
  *
@@ -73,6 +80,15 @@
  *         record, or the caller sees exit_sync and waits until its record
  *         is printed before it returns: a record whose pk_printk()
  *         returned while the process exits is printed.
+ *   fl:H  A helper (a filtered writer past the lag limit) releases the
+ *         consoles it passed over (seq_cst, own:B) and then looks at the
+ *         stall and the owners and the store (seq_cst); a holder that found
+ *         a console owned by the helper and left unlocks (seq_cst) and then
+ *         looks at the owners (seq_cst, pending_any()).  Same pattern as
+ *         fl:C: one of them sees the record left to print.
+ *   fl:I  help_stuck is a hint (relaxed both sides): a stale value makes
+ *         one more helper wait for a console that does not move, or one
+ *         give up early; neither loses a record.
  *   fl:F  open_at (below) is a time, exchanged and compare-exchanged
  *         relaxed: no other data is published through it (the record it
  *         stands for is read through the store's own ordering, after
@@ -127,6 +143,7 @@
 #define EXIT_SYNC_MS	1000			/* exiting: a caller waits this long for its record */
 #define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
 #define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
+#define STALL_POLL_NS	(1000000ull)		/* printer: a record in progress, look again */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
 #define PANIC_STALL_ALL_NS (50 * 1000000ull)	/* ... and this long for all of them */
 #define DEAD_OWNER_NS	(200 * 1000000ull)	/* an owner this long without progress is looked up */
@@ -156,6 +173,7 @@ static struct {
 	uint64_t lag_limit;		/* fl:E: filtered records before taking part */
 	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
 	_Atomic uint64_t stall_seq;	/* fl:D: a holder left at this record */
+	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES];	/* fl:I: next_seq + 1, a helper gave up */
 	uint64_t fork_head;		/* seq_head when fork() began */
 
 	/* the rescue thread (handoff and legacy) */
@@ -446,7 +464,7 @@ again:
 				printed++;
 				atomic_fetch_add_explicit(&F.direct_records, 1, memory_order_relaxed);
 			}
-			if (st->handoff && pk__cl_record_end(&F.lock))
+			if (st->handoff && pk__cl_record_end(&F.lock, r != PK_EMIT_SKIPPED))
 				goto out;	/* the waiter holds the lock now */
 			if (st->budget_ns && pk__now_ns() - t0 > st->budget_ns) {
 				/* Pass the rest to the rescue thread. */
@@ -696,7 +714,13 @@ static void *printer_main(void *arg)
 		poll = finalize_open(RESCUE_POLL_NS);
 		if (!pk__con_pending(c)) {
 			update_low_water();
-			/* A record in progress is looked at again after the poll. */
+			/*
+			 * A record in progress is looked at again after the
+			 * poll, soon: records after it may be overwritten
+			 * meanwhile (the reader gives it up when they would be).
+			 */
+			if (pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) && poll > STALL_POLL_NS)
+				poll = STALL_POLL_NS;
 			pk__futex_wait(&p->wake, w, poll);
 			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
 			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) &&
@@ -1079,28 +1103,117 @@ void pk__flush_write_all(const char *buf, size_t len)
 
 /* ---- the entry points ---- */
 
+/* Is @seq lag_limit or more ahead of the slowest console (fl:E)? */
+static bool lagging(uint64_t seq)
+{
+	/* LMM(fl:E) */
+	uint64_t low = atomic_load_explicit(&F.low_water, memory_order_relaxed);
+
+	return seq > low && seq - low >= F.lag_limit;
+}
+
 /* Must a caller whose record no console prints take part anyway? */
 static bool must_take_part(uint64_t seq)
 {
 	/* LMM(fl:D) */
 	if (atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) <= seq)
 		return true;
-	/* LMM(fl:E) */
-	return seq - atomic_load_explicit(&F.low_water, memory_order_relaxed) >= F.lag_limit;
+	return lagging(seq);
 }
 
 /*
- * Thread mode, a filtered record stored far ahead of the slowest console:
- * help the printers by passing over filtered records (never writing:
- * callers do not print in this mode).  The flood's producers pay for it.
+ * A filtered record stored lag_limit or more ahead of a console: its
+ * writer passes over filtered records on that console itself, a batch at
+ * a time under the console's ownership, until the console is within half
+ * the limit of @seq, its next record is one to print (or a gap to
+ * report: both left to the mode's printers), or HELP_BATCHES batches.
+ * The flood's producers pay for the flood, in every mode, as every
+ * caller of Linux's printk() takes part in console_unlock(), suppressed
+ * records included; otherwise the one thread that prints (a holder, a
+ * printer thread) passes over them at its share of the CPU, falls behind
+ * the producers, and a printable record behind the flood waits (or is
+ * overwritten) meanwhile.
+ *
+ * A console owned by someone else (the holder or printer at a record, a
+ * helper) is given a few yields: an owner preempted at a record runs
+ * then.  Any context but a console's write().
  */
-static uint64_t con_help_skip(struct pk_console *c, uint64_t tid)
+#define HELP_BATCHES	16
+#define HELP_STALL_NS	(50 * 1000000ull)	/* its owner did not move: give up */
+#define HELP_WAIT_NS	(100 * 1000000ull)	/* in all */
+
+/* Have @c's next record printed (it is one to print, or a gap to report). */
+static void nudge(struct pk_console *c, uint32_t tid)
 {
-	if (pk__own_try(&c->own, (uint32_t)tid)) {
-		pk__con_skip_filtered(c, (uint32_t)tid);
-		pk__own_release(&c->own, (uint32_t)tid);
+	struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
+
+	if (mode_now() == PK_MODE_THREAD) {
+		wake_printer(atomic_load_explicit(&printers[c->slot], memory_order_acquire));
+	} else if (pk__cl_trylock(&F.lock, tid, false)) {
+		st.budget_ns = st.handoff && rescue_on() ? budget_now() : 0;
+		console_unlock(&st);
 	}
-	return 0;
+}
+
+static void help_one(struct pk_console *c, uint64_t seq, uint32_t tid)
+{
+	_Atomic uint64_t *stuck = &F.help_stuck[c->slot];
+	uint64_t pos, last = PK__NO_SEQ, t0 = 0, t_moved = 0, now;
+	unsigned batches = 0;
+
+	for (;;) {
+		pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+		if (pos >= seq || seq - pos < F.lag_limit / 2 || batches >= HELP_BATCHES)
+			return;
+		if (pk__own_try(&c->own, tid)) {
+			batches++;
+			if (pk__con_skip_filtered(c, tid)) {
+				pk__own_release(&c->own, tid);
+				continue;
+			}
+			/*
+			 * A record to print, a gap, or one in progress.  LMM(fl:C):
+			 * our seq_cst release, then the lock (seq_cst) in
+			 * nudge(), against a holder's unlock, then its look at
+			 * the owner (seq_cst, pending_any()).
+			 */
+			pk__own_release(&c->own, tid);
+			if (pk__con_pending(c))
+				nudge(c, tid);
+		}
+		/* Wait while its owner moves it: the flood's producers hold back. */
+		/* LMM(fl:I) */
+		if (atomic_load_explicit(stuck, memory_order_relaxed) == pos + 1)
+			return;	/* it has not moved since one of us gave up */
+		now = pk__now_ns();
+		if (pos != last) {
+			last = pos;
+			t_moved = now;
+			if (!t0)
+				t0 = now;
+		} else if (now - t_moved >= HELP_STALL_NS) {
+			atomic_store_explicit(stuck, pos + 1, memory_order_relaxed);
+			return;
+		}
+		if (now - t0 >= HELP_WAIT_NS)
+			return;
+		sched_yield();
+	}
+}
+
+static void help_skip(uint64_t seq, uint32_t tid)
+{
+	struct pk_console *c;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		help_one(c, seq, tid);
+		pk__con_put(i);
+	}
+	update_low_water();
 }
 
 static void print_as_mode(uint32_t tid)
@@ -1148,18 +1261,25 @@ void pk__flush_after_store(int level, uint64_t seq)
 			wake_printers();
 		return;
 	}
-	if (level >= pk__con_max_loglevel()) {
-		if (!must_take_part(seq))
-			return;	/* no console prints it: nothing to do now */
-		if (mode_now() == PK_MODE_THREAD &&
-		    seq - atomic_load_explicit(&F.low_water, memory_order_relaxed) >=
-			    4 * F.lag_limit) {
-			each_console(con_help_skip, pk__tid());
-			update_low_water();
-		}
-	}
+	if (level >= pk__con_max_loglevel() && !must_take_part(seq))
+		return;		/* no console prints it: nothing to do now */
 	/* A cancelled thread must never leave a console or the lock held. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	if (level >= pk__con_max_loglevel()) {
+		if (lagging(seq)) {
+			help_skip(seq, pk__tid());
+			/*
+			 * LMM(fl:H): our seq_cst releases of the consoles, then
+			 * seq_cst looks at the owners and the store; a holder
+			 * that found a console ours unlocks (seq_cst) and looks
+			 * at the owners (seq_cst).  Either it saw the console
+			 * free, or we see what is left to print.
+			 */
+			if (atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) > seq &&
+			    !pending_any())
+				goto out;
+		}
+	}
 	if (pk__self.emergency)
 		pk__flush_direct(PK_PRIO_EMERGENCY);
 	else
@@ -1168,6 +1288,7 @@ void pk__flush_after_store(int level, uint64_t seq)
 	if (atomic_load_explicit(&exit_sync, memory_order_seq_cst) && !pk__self.printer &&
 	    !pk__cl_held_by(&F.lock, pk__tid()))
 		flush_until(seq + 1, EXIT_SYNC_MS, 0);
+out:
 	pthread_setcancelstate(cancel, NULL);
 }
 

@@ -1126,10 +1126,27 @@ static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, stru
  */
 static bool stall(struct pk_ring_reader *rd, uint64_t r, uint64_t head)
 {
-	uint64_t t;
+	const struct pk_ring *ring = rd->ring;
+	uint64_t t, d, lpos;
 
-	if (rd->postmortem || r == rd->skip_seq || head - r > (rd->ring->desc_mask + 1) / 2)
+	if (rd->postmortem || r == rd->skip_seq || head - r > (ring->desc_mask + 1) / 2)
 		return false;
+	/*
+	 * Waiting must not cost the records after it: once the next one's
+	 * block is half the data ring behind the head (a flood, with the
+	 * writer of @r preempted), it is overwritten soon, and with it
+	 * whatever printable record follows; give up on @r now.  Relaxed: a
+	 * stale answer only waits one more look, or gives up on a record
+	 * that was overrun anyway.
+	 */
+	if (r + 1 < head) {
+		d = atomic_load_explicit(pk__ring_desc(ring, r + 1), memory_order_relaxed);
+		if (desc_seq(d) == (uint32_t)(r + 1) && desc_state(d) != DS_FREE &&
+		    (!block_intact(ring, desc_off(d), &lpos) ||
+		     atomic_load_explicit(&ring->h->lpos_head, memory_order_relaxed) - lpos >
+			     ring->data_size / 2))
+			return false;
+	}
 	t = now_ns();
 	if (rd->stall_seq != r) {
 		rd->stall_seq = r;
