@@ -3,6 +3,9 @@
 #   make check   build, then run the test suite
 #   make torture build, then run the torture program (seeded; long):
 #                TORTURE_FLAGS="--ci" for the bounded run, "--seed S" to repeat one
+#   make torture-long  every scenario in every mode, over and over with new
+#                seeds, for TORTURE_SECONDS (3600, an hour, by default), then
+#                one line: runs per scenario and failures
 #   make coverage  coverage build (gcc --coverage), the test suite, then a
 #                per-file table of the lines of src/ and tools/ (gcovr)
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
@@ -14,7 +17,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all demo check torture coverage deps build install clean
+.PHONY: all demo check torture torture-long coverage deps build install clean
 
 all: build
 
@@ -30,6 +33,10 @@ check: build
 
 torture: build
 	$(BUILD)/tests/torture $(TORTURE_FLAGS)
+
+TORTURE_SECONDS ?= 3600
+torture-long: build
+	sh scripts/torture-long.sh $(BUILD)/tests/torture $(TORTURE_SECONDS)
 
 COVBUILD ?= build-cov
 coverage: deps

@@ -55,6 +55,8 @@ static int net_entry(char *s, struct pk_console_driver *drv)
 	port = strtoul(colon + 1, &end, 10);
 	if (errno || *end || !port || port > 65535 || !*host)
 		return -EINVAL;
+	if (!drv)
+		return 0;	/* parse only */
 	return pk_console_net_make(host, (unsigned)port, drv);
 }
 
@@ -94,6 +96,8 @@ static int netconsole_entry(const char *name, struct pk_console_driver *drv)
 	}
 	if (!*s)
 		return -EINVAL;
+	if (!drv)
+		return 0;	/* parse only */
 	return ext ? pk_console_netext_make(s, (unsigned)port, drv)
 		   : pk_console_net_make(s, (unsigned)port, drv);
 }
@@ -266,7 +270,7 @@ static int syslog5424_entry(struct spec_con *sc, struct pk_console_driver *drv)
 	if (!strncmp(sc->name, "syslog+unix://", 14)) {
 		sc->so.transport = PK_SYSLOG_UNIX;
 		sc->so.host = sc->name + 14;
-		return pk_console_rfc5424_make(&sc->so, drv);
+		return drv ? pk_console_rfc5424_make(&sc->so, drv) : 0;
 	}
 	if (!strncmp(sc->name, "syslog+relp://", 14)) {
 		sc->so.transport = PK_SYSLOG_RELP;
@@ -297,7 +301,7 @@ static int syslog5424_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		return -EINVAL;
 	sc->so.host = s;
 	sc->so.port = (unsigned)port;
-	return pk_console_rfc5424_make(&sc->so, drv);
+	return drv ? pk_console_rfc5424_make(&sc->so, drv) : 0;
 }
 
 static int apply_option(struct spec_con *sc, const char *key, size_t klen, const char *v)
@@ -382,32 +386,39 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 	return -EINVAL;
 }
 
+/*
+ * The console @sc names, made into @drv; with @drv NULL, parsed only:
+ * nothing is opened, resolved or looked up (pk__console_spec_check()).
+ */
 static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 {
 	const char *tmp = sc->name;
 	char *end;
 	long fd;
 
-	if (!strcmp(tmp, "stderr"))
-		return pk_console_fd_make(STDERR_FILENO, drv);
-	if (!strcmp(tmp, "stdout"))
-		return pk_console_fd_make(STDOUT_FILENO, drv);
+	if (!strcmp(tmp, "stderr") || !strcmp(tmp, "stdout")) {
+		if (!drv)
+			return 0;
+		return pk_console_fd_make(tmp[3] == 'e' ? STDERR_FILENO : STDOUT_FILENO, drv);
+	}
 	if (!strncmp(tmp, "fd:", 3)) {
 		errno = 0;
 		fd = strtol(tmp + 3, &end, 10);
 		if (errno || end == tmp + 3 || *end || fd < 0 || fd > 1 << 20)
 			return -EINVAL;
+		if (!drv)
+			return 0;
 		/* Not the store file's own: text would land on its header. */
 		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__g.mem_fd)
 			return -EBADF;
 		return pk_console_fd_make((int)fd, drv);
 	}
 	if (sc->is_file)
-		return pk_console_file_make_opts(tmp + 5, &sc->fo, drv);
+		return drv ? pk_console_file_make_opts(tmp + 5, &sc->fo, drv) : 0;
 	if (!strcmp(tmp, "syslog"))
-		return pk_console_syslog_make(NULL, NULL, drv);
+		return drv ? pk_console_syslog_make(NULL, NULL, drv) : 0;
 	if (!strncmp(tmp, "syslog:", 7) && tmp[7])
-		return pk_console_syslog_make(tmp + 7, NULL, drv);
+		return drv ? pk_console_syslog_make(tmp + 7, NULL, drv) : 0;
 	if (sc->is_5424)
 		return syslog5424_entry(sc, drv);
 	if (!strncmp(tmp, "netconsole://", 13) || !strncmp(tmp, "netconsole+ext://", 17))
@@ -508,8 +519,11 @@ static void bad(const char *from, const char *to, int err)
 			SHOW_MAX, from, n, why);
 }
 
-/* Register @spec's entries; *@bad counts those refused.  Return: registered. */
-static int register_spec(const char *spec, bool config, int *nbad)
+/*
+ * Register @spec's entries; *@bad counts those refused.  Return: registered.
+ * With @check, parse only: nothing is opened, registered or said.
+ */
+static int register_spec(const char *spec, bool config, bool check, int *nbad)
 {
 	struct {
 		struct item it;
@@ -559,9 +573,10 @@ static int register_spec(const char *spec, bool config, int *nbad)
 			end = p;
 		}
 		if (!ret)
-			ret = register_one(&sc, config);
+			ret = check ? make_entry(&sc, NULL) : register_one(&sc, config);
 		if (ret < 0) {
-			bad(from, end, ret);
+			if (!check)
+				bad(from, end, ret);
 			(*nbad)++;
 		} else {
 			n++;
@@ -585,7 +600,7 @@ int pk_console_register_spec(const char *spec)
 	ret = pk__ensure_init();
 	if (ret < 0)
 		return ret;
-	return register_spec(spec, false, &bad);
+	return register_spec(spec, false, false, &bad);
 }
 
 int pk__console_register_env(const char *spec)
@@ -595,7 +610,7 @@ int pk__console_register_env(const char *spec)
 
 	if (!spec)
 		return -EINVAL;
-	n = register_spec(spec, true, &bad);
+	n = register_spec(spec, true, false, &bad);
 	if (n > 0 || !bad)
 		return n;
 	if (strlen(spec) <= SHOW_MAX)
@@ -615,3 +630,12 @@ int pk__console_register_env(const char *spec)
 	return 1;
 }
 
+
+int pk__console_spec_check(const char *spec, int *nbad)
+{
+	int bad;
+
+	if (!spec)
+		return -EINVAL;
+	return register_spec(spec, false, true, nbad ? nbad : &bad);
+}

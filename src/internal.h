@@ -248,6 +248,12 @@ bool pk__glob_match(const char *pat, size_t plen, const char *s);
  */
 bool pk__mod_list_match(const char *list, const char *module);
 /*
+ * module.c, for fuzzing and tests: forget the level patterns, then apply
+ * @v as PK_MODULES ("pattern=level,...") to the registered modules and
+ * keep its patterns, saying nothing.  Return: the entries ignored.
+ */
+int pk__module_rules_apply(const char *v);
+/*
  * Is @list a module list pk_console_set_modules() and pkmsg --module take:
  * 1 to 255 bytes of comma-separated, non-empty entries of letters,
  * digits, '_', '*', '?' and '-'?
@@ -336,6 +342,12 @@ size_t pk__store_size_for(size_t data);
  * instead, with one warning.  Return: consoles registered, or -EINVAL.
  */
 int pk__console_register_env(const char *spec);
+/*
+ * The same grammar parsed only (fuzzing, tests): nothing is opened,
+ * resolved, registered or said.  Return: the entries that would be made
+ * (with their options), *@nbad the entries refused; -EINVAL for NULL.
+ */
+int pk__console_spec_check(const char *spec, int *nbad);
 
 /* persist.c: map a store file (absent: anonymous memory is used). */
 int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);
@@ -353,5 +365,21 @@ int pk__persist_map_file(const char *path, bool writable, void **mem, size_t *si
 			 bool *live);
 /* Does some process still have store @fd (mapped at @mem) open for writing? */
 bool pk__persist_live(int fd, const void *mem);
+/*
+ * Fuzzing and tests: the checks pk__persist_map_file() makes of a file's
+ * contents (size, header, sequence bounds, and the seq limit when
+ * @writable), made on @size bytes at @mem; 0 attaches @ring to them.  And
+ * what an exclusive writer's open then does to a valid store (recovery of
+ * dead writers' records, or a clear with PK_CFG_BUFFER_CLEAR).
+ */
+int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_ring *ring);
+void pk__persist_take_over(struct pk_ring *ring, unsigned flags);
+/*
+ * reader.c, for fuzzing: a read-only reader of the store image @mem
+ * (@size bytes, the caller's, kept until pk_reader_close()), checked as
+ * pk_reader_open_file() checks a file's contents and read as a file
+ * whose writers are gone.  NULL with errno set if it is not a store.
+ */
+struct pk_reader *pk__reader_open_image(void *mem, size_t size);
 
 #endif /* PK_INTERNAL_H */

@@ -203,19 +203,13 @@ static int parse_level(const char *s, size_t n)
  * and said on stderr; the others still apply.  Not in set-id programs
  * (secure_getenv()).
  */
-static void env_rules_locked(void)
+static int rules_from_locked(const char *v, bool report)
 {
-	const char *v, *p, *end, *eq;
+	const char *p, *end, *eq;
 	char pat[PK_MODULE_NAME_MAX + 1];
 	size_t n;
-	int level;
+	int level, nbad = 0;
 
-	if (env_read)
-		return;
-	env_read = true;
-	v = secure_getenv("PK_MODULES");
-	if (!v)
-		return;
 	for (p = v; *p; p = *end ? end + 1 : end) {
 		end = strchr(p, ',');
 		if (!end)
@@ -231,12 +225,39 @@ static void env_rules_locked(void)
 		}
 		if (!n || n >= sizeof(pat) || !name_ok(pat, true) || !level_ok(level) ||
 		    rule_add(pat, level) < 0) {
-			fprintf(stderr, "libprintk: ignoring PK_MODULES entry \"%.*s\": "
-				"expected pattern=0-7 or pattern=off\n", (int)(end - p), p);
+			if (report)
+				fprintf(stderr, "libprintk: ignoring PK_MODULES entry \"%.*s\": "
+					"expected pattern=0-7 or pattern=off\n", (int)(end - p), p);
+			nbad++;
 			continue;
 		}
 		apply_locked(pat, level);
 	}
+	return nbad;
+}
+
+static void env_rules_locked(void)
+{
+	const char *v;
+
+	if (env_read)
+		return;
+	env_read = true;
+	v = secure_getenv("PK_MODULES");
+	if (v)
+		rules_from_locked(v, true);
+}
+
+int pk__module_rules_apply(const char *v)
+{
+	int nbad;
+
+	lock_registry();
+	env_read = true;
+	nrules = 0;
+	nbad = rules_from_locked(v, false);
+	pthread_mutex_unlock(&lock);
+	return nbad;
 }
 
 int pk_module_register(struct pk_module *mod)

@@ -354,17 +354,16 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, siz
 	return 0;
 }
 
-/* Map @fd (a regular file of @size bytes) and validate it. */
-static int map_validated(int fd, size_t size, bool writable, void **memp, struct pk_ring *ring,
-			 char *why, size_t n)
+/*
+ * The checks of a store image of @size bytes at @mem (a file's mapping,
+ * or a copy in memory) beyond its size: validate(), and for a writer the
+ * seq limit.  @magic: the image's first 8 bytes where it is too short to
+ * be mapped (NULL: unknown), for the message.
+ */
+static int check_size(size_t size, const uint64_t *magic, char *why, size_t n)
 {
-	uint64_t magic = 0;
-	void *mem;
-	int ret;
-
 	if (size < PK_RING_HDR_SIZE) {
-		if (size >= sizeof(magic) && pread(fd, &magic, sizeof(magic), 0) == sizeof(magic) &&
-		    magic == PK_RING_MAGIC)
+		if (magic && *magic == PK_RING_MAGIC)
 			snprintf(why, n, "store file is truncated: %zu bytes, shorter than its "
 				 "header", size);
 		else
@@ -375,13 +374,14 @@ static int map_validated(int fd, size_t size, bool writable, void **memp, struct
 		snprintf(why, n, "file too large to be a libprintk store");
 		return -EINVAL;
 	}
-	mem = mmap(NULL, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
-	if (mem == MAP_FAILED) {
-		ret = -errno;
-		why[0] = '\0';
-		return ret;
-	}
-	ret = validate(mem, size, ring, why, n);
+	return 0;
+}
+
+static int check_mapped(void *mem, size_t size, bool writable, struct pk_ring *ring, char *why,
+			size_t n)
+{
+	int ret = validate(mem, size, ring, why, n);
+
 	if (ret == 0 && writable &&
 	    atomic_load_explicit(&ring->h->seq_head, memory_order_relaxed) > PK_RING_SEQ_WRITE_LIMIT) {
 		/*
@@ -397,6 +397,30 @@ static int map_validated(int fd, size_t size, bool writable, void **memp, struct
 			 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
 		ret = -EINVAL;
 	}
+	return ret;
+}
+
+/* Map @fd (a regular file of @size bytes) and validate it. */
+static int map_validated(int fd, size_t size, bool writable, void **memp, struct pk_ring *ring,
+			 char *why, size_t n)
+{
+	uint64_t magic = 0;
+	bool have_magic;
+	void *mem;
+	int ret;
+
+	have_magic = size < PK_RING_HDR_SIZE && size >= sizeof(magic) &&
+		     pread(fd, &magic, sizeof(magic), 0) == sizeof(magic);
+	ret = check_size(size, have_magic ? &magic : NULL, why, n);
+	if (ret < 0)
+		return ret;
+	mem = mmap(NULL, size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	if (mem == MAP_FAILED) {
+		ret = -errno;
+		why[0] = '\0';
+		return ret;
+	}
+	ret = check_mapped(mem, size, writable, ring, why, n);
 	if (ret < 0) {
 		munmap(mem, size);
 		return ret;
@@ -867,4 +891,23 @@ int pk__persist_map_reader(const char *path, void **memp, size_t *sizep, bool *l
 	if (ret == 0)
 		close(fd);
 	return ret;
+}
+
+int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_ring *ring)
+{
+	char why[WHY_MAX];
+	uint64_t magic;
+	int ret;
+
+	if (size >= sizeof(magic))
+		memcpy(&magic, mem, sizeof(magic));
+	ret = check_size(size, size >= sizeof(magic) ? &magic : NULL, why, sizeof(why));
+	if (ret == 0)
+		ret = check_mapped(mem, size, writable, ring, why, sizeof(why));
+	return ret;
+}
+
+void pk__persist_take_over(struct pk_ring *ring, unsigned flags)
+{
+	take_over(ring, flags);
 }

@@ -19,6 +19,7 @@ struct pk_reader {
 	void *map;			/* file mapping, or NULL */
 	size_t map_size;
 	int fd;				/* the store file, or -1 */
+	bool image;			/* map is the caller's (pk__reader_open_image) */
 	bool writable;			/* the region may be written */
 	uint32_t gen;			/* own store: pk__g.store_gen at open */
 };
@@ -114,6 +115,34 @@ struct pk_reader *pk_reader_open_file_flags(const char *path, unsigned flags)
 	return r;
 }
 
+struct pk_reader *pk__reader_open_image(void *mem, size_t size)
+{
+	struct pk_reader *r;
+	int ret;
+
+	if (!mem) {
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = pk__persist_check_image(mem, size, false, &r->ring);
+	if (ret < 0) {
+		free(r);
+		errno = -ret;
+		return NULL;
+	}
+	r->map = mem;
+	r->map_size = size;
+	r->fd = -1;
+	r->image = true;
+	pk__ring_reader_init(&r->rd, &r->ring, true);
+	return r;
+}
+
 struct pk_reader *pk_reader_open_file(const char *path)
 {
 	return pk_reader_open_file_flags(path, 0);
@@ -201,7 +230,7 @@ void pk_reader_close(struct pk_reader *r)
 {
 	if (!r)
 		return;
-	if (r->map)
+	if (r->map && !r->image)
 		pk__persist_close(r->map, r->map_size, r->fd);
 	free(r);
 }
@@ -237,7 +266,7 @@ int pk_reader_info(struct pk_reader *r, struct pk_store_info *info)
 	info->generation = h->generation;
 	info->realtime_zero_ns = h->realtime_zero_ns;
 	info->creator_pid = h->creator_pid;
-	info->live = r->fd >= 0 ? pk__persist_live(r->fd, r->map) : 1;
+	info->live = r->fd >= 0 ? pk__persist_live(r->fd, r->map) : !r->image;
 	view_exit(r);
 	return 0;
 }

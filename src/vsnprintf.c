@@ -969,9 +969,30 @@ static __attribute__((noinline)) void fmt_fp_big(struct sink *s, const struct sp
 	fmt_fp(s, sp, y, false, big, PK__ARRAY_SIZE(big));
 }
 
+/*
+ * A pseudo-denormal (x87: exponent 0 with the integer bit set, a pattern
+ * the FPU never makes but a union can): the FPU reads it as 1.f * 2^-16382,
+ * glibc's %e %f %g as the denormal 0.f * 2^-16382 (its %a shows the bits).
+ * Return the value glibc's decimal conversions print.
+ */
+static long double glibc_decimal_value(long double y)
+{
+#if LDBL_MANT_DIG == 64
+	unsigned char b[sizeof(long double)];
+
+	memcpy(b, &y, sizeof(b));
+	if ((b[7] & 0x80u) && !(b[8] | (b[9] & 0x7fu)))
+		return signbit(y) ? -(-y - LDBL_MIN) : y - LDBL_MIN;
+#endif
+	return y;
+}
+
 static void put_decimal(struct sink *s, const struct spec *sp, long double y, bool dbl)
 {
 	int e = 0;
+
+	if (!dbl)
+		y = glibc_decimal_value(y);
 
 	if (!isfinite(y)) {
 		put_special(s, sp, y);
