@@ -634,10 +634,12 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 	long n;
 
 	const void *outer = pk__self.in_con;
+	bool outer_atomic = pk__self.in_con_atomic;
 
 	pk__crash_stack_lazy();		/* printer threads log nothing themselves */
 	pk__self.in_console++;
 	pk__self.in_con = c;
+	pk__self.in_con_atomic = atomic;
 	while (done < len) {
 		n = fn(c->ctx, buf + done, len - done);
 		if (n > 0) {
@@ -650,6 +652,7 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 		}
 	}
 	pk__self.in_con = outer;
+	pk__self.in_con_atomic = outer_atomic;
 	pk__self.in_console--;
 	atomic_fetch_add_explicit(&c->busy_ns, pk__now_ns() - t0, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->bytes, done, memory_order_relaxed);

@@ -954,8 +954,11 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
  *
  * A console whose driver faults must not take the crash report from the
  * others.  The thread that crashed inside a driver (pk__self.in_con,
- * set by con_write()) leaves that console out altogether: calling the
- * driver that just faulted would most likely fault again.  Every other
+ * set by con_write()) prints every other console first, and that one
+ * last, and only if its write_atomic() is another function than the one
+ * that faulted (a crash in write() of a driver whose write_atomic() is
+ * separate still gets the report there); the same function would most
+ * likely fault, or wait for ever on whatever the fault left held.  Every
  * console's output in the crash path runs under a sigsetjmp() guard: a
  * fault inside it reaches the crash handler again on this thread (the
  * handler unblocks the crash signals first; a fault while its signal is
@@ -974,20 +977,28 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 sigjmp_buf pk__panic_jmp;
 volatile sig_atomic_t pk__panic_jmp_armed;
 static const void *panic_skip;		/* the console the crash happened in */
+static bool panic_skip_atomic;		/* ... in its write_atomic() */
 static unsigned panic_dead;		/* bit i: console slot i is left out */
 _Static_assert(PK_MAX_CONSOLES <= 32, "panic_dead has a bit per console");
 
-void pk__flush_panic_skip(const void *con)
+void pk__flush_panic_skip(const void *con, bool atomic)
 {
 	panic_skip = con;
+	panic_skip_atomic = atomic;
 }
 
-/* May the crash path still use console @c in slot @i? */
-static bool panic_usable(int i, const struct pk_console *c)
+/*
+ * May the crash path use console @c in slot @i now?  @last: the second
+ * pass, for the console the crash happened in alone.
+ */
+static bool panic_usable(int i, const struct pk_console *c, bool last)
 {
-	if (c == panic_skip)
-		panic_dead |= 1u << i;
-	return !(panic_dead >> i & 1);
+	if (panic_dead >> i & 1)
+		return false;
+	if (c != panic_skip)
+		return !last;
+	return last && !panic_skip_atomic && c->ops->write_atomic &&
+	       c->ops->write_atomic != c->ops->write;
 }
 
 /* Console @c in slot @i faulted in the crash path: leave it out. */
@@ -997,19 +1008,21 @@ static void panic_faulted(int i, struct pk_console *c)
 	atomic_fetch_add_explicit(&c->write_errors, 1, memory_order_relaxed);
 }
 
-/* direct_one() for a panic, under the guard. */
+/* direct_one() for a panic, under the guard; @last: the second pass. */
 static int panic_one(int i, struct pk_console *c, uint32_t tid, uint64_t target,
-		     struct panic_wait *pw)
+		     struct panic_wait *pw, bool last)
 {
 	int in_console = pk__self.in_console;
 	const void *in_con = pk__self.in_con;
+	bool in_con_atomic = pk__self.in_con_atomic;
 	int printed;
 
-	if (!panic_usable(i, c))
+	if (!panic_usable(i, c, last))
 		return 0;
 	if (sigsetjmp(pk__panic_jmp, 1)) {
 		pk__self.in_console = in_console;
 		pk__self.in_con = in_con;
+		pk__self.in_con_atomic = in_con_atomic;
 		panic_faulted(i, c);
 		return 0;
 	}
@@ -1026,17 +1039,20 @@ int pk__flush_direct(enum pk__prio prio)
 	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__g.ring);
 	struct panic_wait pw = { 0 };
 	struct pk_console *c;
-	int i, printed = 0;
+	int i, pass, printed = 0;
 
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
-		if (panic)
-			printed += panic_one(i, c, tid, target, &pw);
-		else
-			printed += direct_one(c, tid, prio, target, &pw);
-		pk__con_put(i);
+	/* A panic's second pass: the console the crash happened in, last. */
+	for (pass = 0; pass < (panic ? 2 : 1); pass++) {
+		for (i = 0; i < PK_MAX_CONSOLES; i++) {
+			c = pk__con_get(i);
+			if (!c)
+				continue;
+			if (panic)
+				printed += panic_one(i, c, tid, target, &pw, pass == 1);
+			else
+				printed += direct_one(c, tid, prio, target, &pw);
+			pk__con_put(i);
+		}
 	}
 	atomic_fetch_add_explicit(&F.direct_records, (uint64_t)printed, memory_order_relaxed);
 	/*
@@ -1062,42 +1078,51 @@ bool pk__flush_seqs_intact(uint64_t first, uint64_t last)
 	return want > last;
 }
 
-/* All of @buf to console @c in slot @i with write_atomic(), under the crash path's guard. */
-static void write_all_one(int i, struct pk_console *c, const char *buf, size_t len)
+/*
+ * All of @buf to console @c in slot @i with write_atomic(), under the
+ * crash path's guard; @last: the second pass.
+ */
+static void write_all_one(int i, struct pk_console *c, const char *buf, size_t len, bool last)
 {
 	const void *in_con = pk__self.in_con;
+	bool in_con_atomic = pk__self.in_con_atomic;
 	size_t done;
 	long n;
 
-	if (!c->ops->write_atomic || !panic_usable(i, c))
+	if (!c->ops->write_atomic || !panic_usable(i, c, last))
 		return;
 	if (sigsetjmp(pk__panic_jmp, 1)) {
 		pk__self.in_con = in_con;
+		pk__self.in_con_atomic = in_con_atomic;
 		panic_faulted(i, c);
 		return;
 	}
 	pk__panic_jmp_armed = 1;
 	pk__self.in_con = c;
+	pk__self.in_con_atomic = true;
 	for (done = 0; done < len; done += (size_t)n) {
 		n = c->ops->write_atomic(c->ctx, buf + done, len - done);
 		if (n <= 0)
 			break;
 	}
 	pk__self.in_con = in_con;
+	pk__self.in_con_atomic = in_con_atomic;
 	pk__panic_jmp_armed = 0;
 }
 
 void pk__flush_write_all(const char *buf, size_t len)
 {
 	struct pk_console *c;
-	int i;
+	int i, pass;
 
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		c = pk__con_get(i);
-		if (!c)
-			continue;
-		write_all_one(i, c, buf, len);
-		pk__con_put(i);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < PK_MAX_CONSOLES; i++) {
+			c = pk__con_get(i);
+			if (!c)
+				continue;
+			write_all_one(i, c, buf, len, pass == 1);
+			pk__con_put(i);
+		}
 	}
 }
 

@@ -48,6 +48,7 @@ struct pk__thread {
 	 * driver again (panic.c).
 	 */
 	const void *in_con;
+	bool in_con_atomic;	/* ... inside its write_atomic(), not its write() */
 	uint32_t stack_gen;	/* pk__crash_stack_gen when this thread last looked */
 	/*
 	 * Records this thread is writing right now (a signal handler may

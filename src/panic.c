@@ -9,9 +9,9 @@
  * by force after PANIC_WAIT_NS when the owner is stuck inside write().
  * After a takeover only write_atomic() is used; a console without one is
  * skipped, since nothing can safely interrupt the stuck write().  The
- * console a thread crashed inside is left out of its crash report, and
- * one that faults while the report is printed is left out from then on
- * (flush.c, "THE CRASH PATH'S CONSOLES").
+ * console a thread crashed inside gets its crash report last, if at all,
+ * and one that faults while the report is printed is left out from then
+ * on (flush.c, "THE CRASH PATH'S CONSOLES").
  *
  * Everything here runs in signal handlers: only async-signal-safe calls,
  * plus backtrace(), which is made safe by loading libgcc beforehand.
@@ -227,7 +227,7 @@ _Noreturn void pk_panic(const char *fmt, ...)
 		goto die;
 	}
 	pk__self.emergency++;
-	pk__flush_panic_skip(pk__self.in_con);
+	pk__flush_panic_skip(pk__self.in_con, pk__self.in_con_atomic);
 	store_line(line, (size_t)fmt_line(line, sizeof(line), "Kernel panic - not syncing: %s", buf));
 	store_backtrace(1);
 	flush_everything();
@@ -349,8 +349,8 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
 		return;
 	}
 	pk__self.emergency++;
-	/* Not the console we crashed in: its driver would most likely fault again. */
-	pk__flush_panic_skip(pk__self.in_con);
+	/* The console we crashed in comes last: its driver may well fault again. */
+	pk__flush_panic_skip(pk__self.in_con, pk__self.in_con_atomic);
 	/*
 	 * A fault while its signal is blocked kills at once: unblock them,
 	 * so that a console faulting while we report reaches the guard.

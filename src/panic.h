@@ -26,8 +26,12 @@ extern _Atomic uint32_t pk__panic_tid;
 extern sigjmp_buf pk__panic_jmp;
 extern volatile sig_atomic_t pk__panic_jmp_armed;
 
-/* The crash path leaves console @con (a struct pk_console) out. */
-void pk__flush_panic_skip(const void *con);
+/*
+ * The crash happened inside console @con (a struct pk_console), in its
+ * write_atomic() if @atomic, else in its write(): the crash path prints
+ * it last, and only through a write_atomic() that is not what faulted.
+ */
+void pk__flush_panic_skip(const void *con, bool atomic);
 
 /* Is a panic or crash under way (normal printing stops)? */
 static inline bool pk__panicking(void)
