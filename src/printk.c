@@ -610,9 +610,10 @@ static void fork_shares_store(void)
  * parent but the forking one exists there).  What is left:
  *   - the initialiser had made its compare-and-swap but not yet taken the
  *     lock: it has done nothing else, and the child starts uninitialised;
- *   - the forking thread is the initialiser (a signal handler, or a
- *     console's set-up, that forks): the child goes on with the
- *     initialisation itself, and starts the library's threads at its end;
+ *   - the forking thread holds init_lock itself (a signal handler, or a
+ *     console's set-up, that forks): the child goes on with what that
+ *     thread was doing, and a first initialisation starts the library's
+ *     threads at its end;
  *   - the wait timed out (an initialisation stuck for that long): the
  *     child starts uninitialised, and its first pk_init() drops what the
  *     parent's had set up so far (stale_init), said once on stderr.
@@ -620,6 +621,12 @@ static void fork_shares_store(void)
 #define FORK_INIT_WAIT_MS	5000
 /* This thread took init_lock in atfork_prepare() (the same thread runs the other handlers). */
 static PK__TLS bool fork_locked;
+/*
+ * This thread holds init_lock (pk_init(), pk_shutdown()): a fork() from a
+ * signal handler on it must not wait for itself, and its child goes on
+ * with what the thread was doing.
+ */
+static PK__TLS bool lock_mine;
 /* A fork child whose parent was initialising: set-up left half done (see above). */
 static bool stale_init;
 /* pk__g.fork_gen when this thread's first init began (a fork from inside it). */
@@ -630,7 +637,7 @@ static void atfork_prepare(void)
 	struct timespec until;
 
 	fork_locked = false;
-	if (!in_init) {
+	if (!lock_mine) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += FORK_INIT_WAIT_MS / 1000;
 		fork_locked = pthread_mutex_timedlock(&init_lock, &until) == 0;
@@ -656,8 +663,8 @@ static void atfork_child_init(void)
 	int st = atomic_load_explicit(&pk__g.state, memory_order_relaxed);
 
 	pthread_mutex_init(&init_lock, NULL);
-	if (in_init) {
-		/* This thread initialises: it goes on, and unlocks at the end. */
+	if (lock_mine) {
+		/* This thread initialises (or re-): it goes on, and unlocks at the end. */
 		pthread_mutex_lock(&init_lock);
 	} else if (st == PK__INITIALIZING) {
 		if (!fork_locked)
@@ -1228,8 +1235,10 @@ static int reinit(const struct pk_config *cfg)
 		pthread_setcancelstate(cancel, NULL);
 		return -EAGAIN;
 	}
+	lock_mine = true;
 	st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
 	if (st != PK__READY) {
+		lock_mine = false;
 		pthread_mutex_unlock(&init_lock);
 		pthread_setcancelstate(cancel, NULL);
 		return st == PK__UNINIT ? pk_init(cfg) : -EAGAIN;
@@ -1258,6 +1267,7 @@ static int reinit(const struct pk_config *cfg)
 	fret = pk__flush_reconfigure(cfg);
 	pk__con_replace_config((cfg->flags & PK_CFG_NO_CONSOLE) ? NULL :
 			       cfg->consoles ? cfg->consoles : "stderr");
+	lock_mine = false;
 	pthread_mutex_unlock(&init_lock);
 	pthread_setcancelstate(cancel, NULL);
 	if (store_err < 0 && !store_from_env(cfg->buffer_path))
@@ -1292,6 +1302,7 @@ int pk_init(const struct pk_config *cfg)
 	 */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&init_lock);
+	lock_mine = true;
 	in_init = true;
 	init_fork_gen = atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed);
 	if (stale_init) {
@@ -1329,6 +1340,7 @@ int pk_init(const struct pk_config *cfg)
 	in_init = false;
 	/* Publishes pk__g.ring and the flush state to pk__ensure_init(). */
 	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);
+	lock_mine = false;
 	pthread_mutex_unlock(&init_lock);
 	if (ret == 0 && pk__early_pending()) {
 		/* Stragglers: callers that saw the library not ready yet. */
@@ -1418,7 +1430,7 @@ bool pk__init_settle(unsigned ms)
 	until.tv_sec += (time_t)(ms / 1000 + ns / 1000000000ull);
 	until.tv_nsec = (long)(ns % 1000000000ull);
 	/* The initialiser holds init_lock until it is done (atfork_prepare()'s header). */
-	if (pthread_mutex_timedlock(&init_lock, &until) == 0)
+	if (!lock_mine && pthread_mutex_timedlock(&init_lock, &until) == 0)
 		pthread_mutex_unlock(&init_lock);
 	return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY;
 }
@@ -2105,7 +2117,9 @@ void pk_shutdown(void)
 	/* Under init_lock: a fork() meanwhile waits (atfork_prepare()). */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&init_lock);
+	lock_mine = true;
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
+		lock_mine = false;
 		pthread_mutex_unlock(&init_lock);
 		pthread_setcancelstate(cancel, NULL);
 		return;
@@ -2119,6 +2133,7 @@ void pk_shutdown(void)
 	memset(&pk__g.ring, 0, sizeof(pk__g.ring));
 	pk__self.open_valid = false;
 	atomic_store_explicit(&pk__g.state, PK__UNINIT, memory_order_release);
+	lock_mine = false;
 	pthread_mutex_unlock(&init_lock);
 	pthread_setcancelstate(cancel, NULL);
 }

@@ -391,6 +391,7 @@ pid_t fc_fork(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(127);	/* the parent died before prctl() */
+		tu_default_crash_signals();
 	}
 	return pid;
 }

@@ -131,6 +131,18 @@ int tu_run_group(const char *name, const struct CMUnitTest *tests, size_t n,
 	return 0;
 }
 
+void tu_default_crash_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS };
+	struct sigaction dfl;
+	size_t i;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &dfl, NULL);
+}
+
 pid_t tu_fork(void)
 {
 	pid_t parent = getpid(), pid = fork();
@@ -139,6 +151,7 @@ pid_t tu_fork(void)
 		/* Async-signal-safe calls only: the parent may have threads. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 			_exit(126);	/* the parent is already gone */
+		tu_default_crash_signals();
 	}
 	return pid;
 }

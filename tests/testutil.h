@@ -183,6 +183,12 @@ const char *tu_basename(const char *path);
 #include <sys/types.h>
 pid_t tu_fork(void);
 /*
+ * The crash signals back to their default action (tu_fork() and fc_fork()
+ * children): cmocka's own handlers, which the crash handler would chain
+ * to (pk_panic(3)), belong to the test runner, not to the child.
+ */
+void tu_default_crash_signals(void);
+/*
  * tu_waitpid() - wait for child @pid at most @timeout_ms.  A child still
  * running then is killed (SIGKILL) and reaped, and the running case fails
  * naming @what, so a hang costs a bounded time instead of the CTest timeout.
