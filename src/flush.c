@@ -617,11 +617,13 @@ static void *printer_main(void *arg)
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		/* One record (or batch) per ownership: yield to a higher priority. */
-		do
-			r = pk__con_emit(c, NULL, NULL, false, tid);
-		while (r == PK_EMIT_SKIPPED && !pk__own_yield_wanted(&c->own) &&
-		       !atomic_load_explicit(&p->stop, memory_order_relaxed));
+		/*
+		 * One record (or batch) per ownership: a higher priority, or a
+		 * flood's writer passing over filtered records (help_skip()),
+		 * gets the console between two; a printer preempted while it
+		 * owns the console holds up neither for long.
+		 */
+		r = pk__con_emit(c, NULL, NULL, false, tid);
 		pk__own_release(&c->own, tid);
 		/*
 		 * Told to stop while inside write(): our console was given up
