@@ -13,7 +13,8 @@
  * sleeps until the holder hands the lock over at the next record boundary.
  * Printing circulates between the callers that produce output.  With
  * print_budget_us (on by default), a holder that printed longer than the
- * budget with no waiter in sight passes the rest to the rescue thread
+ * budget (or passed over filtered records for SKIP_BUDGETS budgets) with no
+ * waiter in sight passes the rest to the rescue thread
  * instead of printing the whole backlog itself.
  *
  * THREAD (nbcon): a printer thread per console prints; callers only store
@@ -144,6 +145,8 @@
 #define RESCUE_POLL_NS	(100 * 1000000ull)	/* rescue thread: look again this often */
 #define OPEN_LINE_NS	(50 * 1000000ull)	/* an open line is printed after this */
 #define STALL_POLL_NS	(1000000ull)		/* printer: a record in progress, look again */
+#define SKIP_BUDGETS	10			/* a holder passes over filtered records this
+						   many print budgets at most */
 #define PANIC_STALL_NS	(5 * 1000000ull)	/* panic: wait this long for one record ... */
 #define PANIC_STALL_ALL_NS (50 * 1000000ull)	/* ... and this long for all of them */
 #define DEAD_OWNER_NS	(200 * 1000000ull)	/* an owner this long without progress is looked up */
@@ -413,7 +416,7 @@ static void console_unlock(const struct stint *stint)
 {
 	struct stint s = *stint, *st = &s;
 	uint32_t tid = pk__tid();
-	uint64_t t0 = pk__now_ns(), printed = 0, stalled, head, pos;
+	uint64_t t0 = pk__now_ns(), t1, spent = 0, printed = 0, stalled, head, pos;
 	bool progress, bounded_out = false;
 	struct pk_console *c;
 	enum pk__emit r;
@@ -449,8 +452,11 @@ again:
 			}
 			if (st->handoff)
 				pk__cl_record_begin(&F.lock);
+			t1 = st->budget_ns ? pk__now_ns() : 0;
 			r = pk__con_emit(c, NULL, NULL, false, tid);
 			pk__own_release(&c->own, tid);
+			if (st->budget_ns && r != PK_EMIT_SKIPPED)
+				spent += pk__now_ns() - t1;
 			if (r == PK_EMIT_NONE) {
 				head = pk__ring_next_seq(&pk__g.ring);
 				pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
@@ -466,7 +472,16 @@ again:
 			}
 			if (st->handoff && pk__cl_record_end(&F.lock, r != PK_EMIT_SKIPPED))
 				goto out;	/* the waiter holds the lock now */
-			if (st->budget_ns && pk__now_ns() - t0 > st->budget_ns) {
+			/*
+			 * The budget is for printing: passing over a filtered
+			 * flood is the flood's writers' share too (help_skip()),
+			 * and a rescue thread holding the lock, which they do
+			 * not take from it, at its share of the CPU would let the
+			 * flood overwrite what is to print.  A holder passes over
+			 * filtered records for SKIP_BUDGETS budgets at most.
+			 */
+			if (st->budget_ns && (spent > st->budget_ns ||
+					      pk__now_ns() - t0 > SKIP_BUDGETS * st->budget_ns)) {
 				/* Pass the rest to the rescue thread. */
 				atomic_fetch_add_explicit(&F.budget_deferrals, 1,
 							  memory_order_relaxed);
@@ -737,11 +752,13 @@ static void *printer_main(void *arg)
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		/* One record (or batch) per ownership: yield to a higher priority. */
-		do
-			r = pk__con_emit(c, NULL, NULL, false, tid);
-		while (r == PK_EMIT_SKIPPED && !pk__own_yield_wanted(&c->own) &&
-		       !atomic_load_explicit(&p->stop, memory_order_relaxed));
+		/*
+		 * One record (or batch) per ownership: a higher priority, or a
+		 * flood's writer passing over filtered records (help_skip()),
+		 * gets the console between two; a printer preempted while it
+		 * owns the console holds up neither for long.
+		 */
+		r = pk__con_emit(c, NULL, NULL, false, tid);
 		pk__own_release(&c->own, tid);
 		/*
 		 * Told to stop while inside write(): our console was given up
@@ -1307,6 +1324,16 @@ void pk__flush_after_store(int level, uint64_t seq)
 	}
 	if (pk__self.emergency)
 		pk__flush_direct(PK_PRIO_EMERGENCY);
+	else if (level >= pk__con_max_loglevel())
+		/*
+		 * Takes the lock only if it is free, never as the waiter: a
+		 * flood's writer put to sleep as the waiter is handed the lock
+		 * at the next record printed and holds it, not running, while
+		 * whatever follows waits.  Nothing rests on it waiting: a
+		 * caller that finds the lock held may leave its record to the
+		 * holder (cl:E, fl:D; the SPIN model's callers may all do so).
+		 */
+		pk__flush_kick();
 	else
 		print_as_mode(pk__tid());
 	/* LMM(fl:G) */

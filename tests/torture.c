@@ -40,6 +40,7 @@ struct fc_report *tt_rep;
 static const struct scenario *const scenarios[] = {
 	&tt_crash, &tt_sigabrt, &tt_panic_parked, &tt_sigkill_store,
 	&tt_signal_storm, &tt_fork_storm, &tt_filtered_flood, &tt_cancel_storm,
+	&tt_error_flood,
 };
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
 

@@ -50,6 +50,7 @@ struct scenario {
 
 extern const struct scenario tt_crash, tt_sigabrt, tt_panic_parked, tt_sigkill_store;
 extern const struct scenario tt_signal_storm, tt_fork_storm, tt_filtered_flood, tt_cancel_storm;
+extern const struct scenario tt_error_flood;
 
 /* Failures a child reports to its parent (shared memory, reset per run). */
 extern struct fc_report *tt_rep;

@@ -573,6 +573,153 @@ const struct scenario tt_filtered_flood = {
 	.run = filtered_flood_run,
 };
 
+/* ---- error-flood: pk_err() behind 8 threads flooding 600-byte filtered lines ---- */
+
+#define EF_FLOOD	8
+#define EF_ERRORS	100
+#define EF_LATE_NS	(100 * 1000000ull)	/* the goal: within this at the 99th percentile */
+#define EF_WATCH_NS	(2000 * 1000000ull)
+
+struct ef_shared {
+	_Atomic int stop;
+	_Atomic uint64_t seen[EF_ERRORS];	/* when the console got error i */
+	_Atomic unsigned twice, stray;
+	/* the counts, for the run's note */
+	unsigned late, late_1s, never, uncounted;
+	uint64_t dropped, worst_ns;
+};
+
+static struct ef_shared *ef_sh;
+static char ef_line[601];
+
+static long ef_write(void *ctx, const char *buf, size_t len)
+{
+	const char *p = memmem(buf, len, "ef-error ", 9);
+	long i;
+
+	(void)ctx;
+	if (memmem(buf, len, "yyyyyyyyyy", 10))
+		atomic_fetch_add(&ef_sh->stray, 1);
+	if (!p)
+		return (long)len;
+	i = strtol(p + 9, NULL, 10);
+	if (i >= 0 && i < EF_ERRORS) {
+		uint64_t zero = 0;
+
+		if (!atomic_compare_exchange_strong(&ef_sh->seen[i], &zero, tu_now_ns()))
+			atomic_fetch_add(&ef_sh->twice, 1);
+	}
+	return (long)len;
+}
+
+static const struct pk_console_ops ef_ops = { .name = "ef", .write = ef_write };
+
+static void *ef_flood(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&ef_sh->stop))
+		pk_printk(PK_DEBUG, "%s\n", ef_line);
+	return NULL;
+}
+
+static void *ef_burn(void *arg)
+{
+	volatile uint64_t x = 0;
+
+	(void)arg;
+	while (!atomic_load(&ef_sh->stop))
+		x++;
+	return NULL;
+}
+
+static bool error_flood_run(struct trun *r)
+{
+	unsigned burners = (unsigned)rng_below(&r->rng, 5);	/* more runnable threads than cores */
+	unsigned pace_us = 500 + (unsigned)rng_below(&r->rng, 4000);
+	struct ef_shared *sh = fc_shared(sizeof(*sh));
+	int st;
+	pid_t pid;
+	bool ok;
+
+	ef_sh = sh;
+	tt_note(r, "%d threads flood 600-byte pk_debug, %u busy threads; %d pk_err about %u us apart",
+		EF_FLOOD, burners, EF_ERRORS, pace_us);
+	pid = fc_fork();
+	if (pid == 0) {
+		struct pk_console_stats cs;
+		pthread_t t[EF_FLOOD + 4];
+		uint64_t t0[EF_ERRORS], s, d;
+		struct pk_console *con;
+		unsigned i;
+
+		memset(ef_line, 'y', 600);
+		tt_child_init(r->mode, 0, 1 << 20, NULL);
+		con = pk_console_register(&ef_ops, NULL, 7);
+		if (!con)
+			_exit(91);
+		for (i = 0; i < EF_FLOOD + burners; i++)
+			pthread_create(&t[i], NULL, i < EF_FLOOD ? ef_flood : ef_burn, NULL);
+		tt_usleep(20000);
+		for (i = 0; i < EF_ERRORS; i++) {
+			t0[i] = tu_now_ns();
+			if (pk_printk(PK_ERR, "ef-error %u\n", i) < 0)
+				fc_failf(tt_rep, "pk_err %u failed", i);
+			while (!atomic_load(&sh->seen[i]) && tu_now_ns() - t0[i] < EF_WATCH_NS)
+				tt_usleep(200);
+			tt_usleep(pace_us);
+		}
+		for (i = 0; i < EF_ERRORS; i++)
+			while (!atomic_load(&sh->seen[i]) && tu_now_ns() - t0[EF_ERRORS - 1] < EF_WATCH_NS)
+				tt_usleep(1000);
+		atomic_store(&sh->stop, 1);
+		for (i = 0; i < EF_FLOOD + burners; i++)
+			pthread_join(t[i], NULL);
+		if (pk_flush(10000))
+			fc_failf(tt_rep, "pk_flush(10000) failed");
+		pk_console_stats_get(con, &cs);
+		for (i = 0; i < EF_ERRORS; i++) {
+			s = atomic_load(&sh->seen[i]);
+			d = s ? s - t0[i] : UINT64_MAX;
+			if (!s)
+				sh->never++;
+			else if (d > sh->worst_ns)
+				sh->worst_ns = d;
+			if (d > EF_LATE_NS)
+				sh->late++;
+			if (d > 1000000000ull)
+				sh->late_1s++;
+		}
+		sh->dropped = cs.dropped;
+		sh->uncounted = sh->never > cs.dropped ? sh->never - (unsigned)cs.dropped : 0;
+		if (sh->uncounted)
+			fc_failf(tt_rep, "%u errors neither printed nor counted", sh->uncounted);
+		if (atomic_load(&sh->stray))
+			fc_failf(tt_rep, "filtered records reached the console");
+		if (atomic_load(&sh->twice))
+			fc_failf(tt_rep, "an error printed twice");
+		/* The goal is 100 ms at p99; a hang-style bound only fails a run. */
+		if (sh->late_1s > 5)
+			fc_failf(tt_rep, "%u errors later than 1 s", sh->late_1s);
+		_exit(0);
+	}
+	ok = tt_wait(r, pid, 300000, &st) && tt_exited_clean(r, st);
+	/* One line per run, for the counts over many runs (tests/torture.c --verbose). */
+	fprintf(stderr, "error-flood %s: late>100ms %u late>1s %u never %u dropped %llu uncounted %u "
+		"slowest %.1f ms burners %u\n", tt_mode_name(r->mode), sh->late, sh->late_1s,
+		sh->never, (unsigned long long)sh->dropped, sh->uncounted, (double)sh->worst_ns / 1e6,
+		burners);
+	fc_unshare(sh, sizeof(*sh));
+	return ok;
+}
+
+const struct scenario tt_error_flood = {
+	.name = "error-flood",
+	.what = "pk_err behind 8 threads flooding 600-byte filtered lines, some busy threads",
+	.full_runs = 20,
+	.ci_runs = 1,
+	.run = error_flood_run,
+};
+
 /* ---- cancel-storm: register/unregister consoles and cancel loggers during a storm ---- */
 
 #define CS_W		3	/* stable writers 0..2 */

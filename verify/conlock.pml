@@ -610,6 +610,9 @@ again:
 				 * SKIPPED: skip filtered records (publishing
 				 * next_seq each time), print a printable one, or
 				 * stop at a record in progress or at seq_head.
+				 * One ACTIVE bracket around all of it: the code
+				 * hands over only after a call that did not just
+				 * skip (pk__cl_record_end(l, r != SKIPPED)).
 				 */
 				do
 				:: LOOKREC(pos, rs);
