@@ -605,7 +605,9 @@ static bool reap_dead(uint32_t tid, bool consoles)
 		return false;
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);
-		o = c ? pk__own_owner(&c->own) : 0;
+		if (!c)
+			continue;
+		o = pk__own_owner(&c->own);
 		pk__con_put(i);
 		if (o && o != tid && pk__tid_gone(o))
 			reap_consoles(o, tid);
