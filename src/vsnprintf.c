@@ -972,16 +972,19 @@ static __attribute__((noinline)) void fmt_fp_big(struct sink *s, const struct sp
 /*
  * A pseudo-denormal (x87: exponent 0 with the integer bit set, a pattern
  * the FPU never makes but a union can): the FPU reads it as 1.f * 2^-16382,
- * glibc's %e %f %g as the denormal 0.f * 2^-16382 (its %a shows the bits).
- * Return the value glibc's decimal conversions print.
+ * glibc's %e %f %g as the denormal 0.f * 2^-16382 (its %a shows the bits),
+ * but for a zero fraction, 2^-16382 as the FPU does.  Return the value
+ * glibc's decimal conversions print.
  */
 static long double glibc_decimal_value(long double y)
 {
 #if LDBL_MANT_DIG == 64
 	unsigned char b[sizeof(long double)];
+	uint64_t m;
 
 	memcpy(b, &y, sizeof(b));
-	if ((b[7] & 0x80u) && !(b[8] | (b[9] & 0x7fu)))
+	memcpy(&m, b, sizeof(m));
+	if ((m >> 63) && (m << 1) && !(b[8] | (b[9] & 0x7fu)))
 		return signbit(y) ? -(-y - LDBL_MIN) : y - LDBL_MIN;
 #endif
 	return y;
