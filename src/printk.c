@@ -1224,19 +1224,29 @@ static int store_switch(const struct pk_config *cfg)
  */
 static int reinit(const struct pk_config *cfg)
 {
-	struct timespec until;
+	struct timespec until, nap = { 0, 100000 };
 	int ret = 0, fret, store_err = 0, st, cancel;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	/* Another thread may be initialising (a first pk_printk()): wait for it, 10 s at most. */
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 10;
-	if (pthread_mutex_timedlock(&init_lock, &until)) {
-		pthread_setcancelstate(cancel, NULL);
-		return -EAGAIN;
+	for (;;) {
+		if (pthread_mutex_timedlock(&init_lock, &until)) {
+			pthread_setcancelstate(cancel, NULL);
+			return -EAGAIN;
+		}
+		st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
+		if (st != PK__INITIALIZING)
+			break;
+		/*
+		 * A first initialisation between its compare-and-swap and taking
+		 * init_lock (pk_init()): let it have the lock.
+		 */
+		pthread_mutex_unlock(&init_lock);
+		nanosleep(&nap, NULL);
 	}
 	lock_mine = true;
-	st = atomic_load_explicit(&pk__g.state, memory_order_acquire);
 	if (st != PK__READY) {
 		lock_mine = false;
 		pthread_mutex_unlock(&init_lock);
