@@ -637,6 +637,11 @@ static void chain_case(int sig)
 		setenv("PK_CRASH_HANDLER", "1", 1);
 		sigaction(sig, &sa, NULL);
 		pk_info("before the fault\n");	/* installs the crash handler */
+		/* A real fault, at an address that is not NULL (UBSan would stop
+		 * a store through NULL before it faults). */
+		bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (bad_ptr == MAP_FAILED)
+			_exit(12);
 		if (sig == SIGSEGV)
 			*bad_ptr = 1;
 		else
