@@ -6,12 +6,19 @@
  * directory: order and content, at-least-once across a kill -9 of the
  * daemon in the middle of a storm, a receiver that is not there yet, a
  * fork child (under ThreadSanitizer, which starts no thread there: its
- * record counted as a write error), names that do not resolve.  Cases that need the daemon skip
- * (77) where rsyslogd or imrelp is not installed, unless PK_TEST_RELP=1
- * (CI) says they must run.
+ * record counted as a write error), names that do not resolve, a
+ * resolver that does not answer and one that fails for a while.  Cases
+ * that need the daemon skip (77) where rsyslogd or imrelp is not
+ * installed, unless PK_TEST_RELP=1 (CI) says they must run.
+ *
+ * getaddrinfo() is interposed (the library is linked in statically, and
+ * librelp asks for it through the same symbol): the names *.pktest
+ * resolve as the test says, to 127.0.0.1; others as the C library does.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,8 +31,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "console/resolve.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"
@@ -41,6 +50,61 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
 	return "leak:librelp.so\n";
+}
+
+/* ---- the interposed resolver ---- */
+
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_cond = PTHREAD_COND_INITIALIZER;
+static bool fake_open;			/* slow.pktest may answer */
+static atomic_bool fake_answered;	/* ... and did */
+static atomic_int fake_failures_left;	/* flaky.pktest fails this many more times */
+static atomic_int fake_calls;		/* lookups of flaky.pktest */
+
+int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
+		struct addrinfo **res)
+{
+	static int (*real)(const char *, const char *, const struct addrinfo *,
+			   struct addrinfo **);
+	struct addrinfo h = hints ? *hints : (struct addrinfo){ 0 };
+	struct timespec until;
+	size_t nl = node ? strlen(node) : 0;
+
+	if (!real)
+		real = (int (*)(const char *, const char *, const struct addrinfo *,
+				struct addrinfo **))dlsym(RTLD_NEXT, "getaddrinfo");
+	if (nl < 7 || strcmp(node + nl - 7, ".pktest"))
+		return real(node, service, hints, res);
+	if (h.ai_flags & AI_NUMERICHOST)
+		return EAI_NONAME;
+	if (!strcmp(node, "slow.pktest")) {
+		/* A resolver that does not answer: until opened, 30 s at most. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 30;
+		pthread_mutex_lock(&fake_lock);
+		while (!fake_open &&
+		       pthread_cond_timedwait(&fake_cond, &fake_lock, &until) == 0)
+			;
+		pthread_mutex_unlock(&fake_lock);
+		atomic_store(&fake_answered, true);
+	} else if (!strcmp(node, "flaky.pktest")) {
+		atomic_fetch_add(&fake_calls, 1);
+		if (atomic_fetch_sub(&fake_failures_left, 1) > 0)
+			return EAI_AGAIN;
+	} else {
+		return EAI_NONAME;
+	}
+	h.ai_family = AF_INET;
+	h.ai_flags |= AI_NUMERICHOST;
+	return real("127.0.0.1", service, &h, res);
+}
+
+static void fake_set_open(bool open)
+{
+	pthread_mutex_lock(&fake_lock);
+	fake_open = open;
+	pthread_cond_broadcast(&fake_cond);
+	pthread_mutex_unlock(&fake_lock);
 }
 
 static const char *find_exe(const char *const *paths, size_t n)
@@ -294,9 +358,10 @@ static size_t lines_of(const char *path, const char *app)
 	return n;
 }
 
-static struct pk_console *relp_console(unsigned port, const char *app, size_t queue)
+static struct pk_console *relp_console_to(const char *host, unsigned port, const char *app,
+					  size_t queue)
 {
-	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = host,
 				     .port = port, .app_name = app, .facility = FACILITY,
 				     .retry_max_ms = 200, .connect_timeout_ms = 1000,
 				     .queue_size = queue };
@@ -307,6 +372,11 @@ static struct pk_console *relp_console(unsigned port, const char *app, size_t qu
 	con = pk_console_register_driver(&drv, 8);
 	assert_non_null(con);
 	return con;
+}
+
+static struct pk_console *relp_console(unsigned port, const char *app, size_t queue)
+{
+	return relp_console_to("127.0.0.1", port, app, queue);
 }
 
 static uint64_t timed_printk(int level, const char *what, unsigned i)
@@ -601,7 +671,7 @@ static void test_fork_child(void **state)
 /* Names that do not resolve, and the spec syntax. */
 static void test_names_and_spec(void **state)
 {
-	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "no-such-host.invalid" };
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "nxdomain.pktest" };
 	struct pk_console_driver drv;
 	unsigned port = free_port();
 	char spec[128];
@@ -610,20 +680,28 @@ static void test_names_and_spec(void **state)
 	int ret;
 
 	(void)state;
+	atomic_store(&pk__resolve_retry_ms, 20);
+	/* Made at once: the name is looked up, and retried, on a thread. */
 	ret = pk_console_rfc5424_make(&o, &drv);
 	if (ret == -EPROTONOSUPPORT && !must_run())
 		tu_skip("libprintk was built without librelp");
-	assert_int_equal(ret, -EHOSTUNREACH);
+	assert_int_equal(ret, 0);
+	drv.ops->release(drv.ctx);
 	o.host = "";
 	assert_int_equal(pk_console_rfc5424_make(&o, &drv), -EINVAL);
 	o.host = "127.0.0.1";
 	o.port = 70000;
 	assert_int_equal(pk_console_rfc5424_make(&o, &drv), -EINVAL);
+	/* Registered; the sender says on stderr, once, that the name does not resolve. */
 	tu_grab_start(&gr);
-	ret = pk_console_register_spec("syslog+relp://no-such-host.invalid:514");
+	ret = pk_console_register_spec("syslog+relp://nxdomain.pktest:514");
+	pk_info("for a name that does not resolve\n");
+	assert_true(tu_wait_until(file_has(gr.path, "does not resolve"), 10000));
+	usleep(300000);		/* more failed lookups: still said once */
 	err = tu_grab_end(&gr);
-	assert_int_equal(ret, 0);
-	assert_non_null(strstr(err, "no-such-host.invalid"));
+	assert_int_equal(ret, 1);
+	assert_int_equal(tu_count(err, "syslog+relp://nxdomain.pktest:514: the name does not "
+				  "resolve"), 1);
 	free(err);
 	assert_int_equal(pk_console_register_spec("syslog+relp://"), 0);
 	assert_int_equal(pk_console_register_spec("syslog+relp://[::1"), 0);
@@ -636,6 +714,138 @@ static void test_names_and_spec(void **state)
 	/* teardown's pk_shutdown() releases them within its bounded wait. */
 }
 
+/* ---- names resolved off the caller's path ---- */
+
+static struct daemon first_d;
+
+static int first_teardown(void **state)
+{
+	(void)state;
+	fake_set_open(true);
+	pk_shutdown();
+	unsetenv("PK_CONSOLE");
+	if (first_d.dir[0])
+		daemon_clean(&first_d);
+	return 0;
+}
+
+/*
+ * A resolver that does not answer (slow.pktest, 30 s at most) for the
+ * console of PK_CONSOLE: the first pk_printk(), which initialises the
+ * library and makes the console, returns without waiting for it (before,
+ * it waited the 30 s), and so do the calls after; the records logged
+ * meanwhile are queued, and all arrive at the receiver once the name
+ * resolves, in order, none dropped.
+ */
+static void test_resolve_slow_first_call(void **state)
+{
+	struct daemon *d = &first_d;
+	struct pk_console_stats st;
+	struct pk_console *con;
+	uint64_t dt, first_ns, max_ns = 0, dropped;
+	unsigned i, n = 200;
+	struct got *g;
+	size_t lines;
+	char spec[160];
+
+	(void)state;
+	need_daemon();
+	atomic_store(&pk__resolve_retry_ms, 20);
+	fake_set_open(false);
+	atomic_store(&fake_answered, false);
+	daemon_config(d, 0);
+	daemon_start(d);
+	pk_shutdown();		/* the next call initialises, from PK_CONSOLE */
+	snprintf(spec, sizeof(spec), "syslog+relp://slow.pktest:%u,facility=local3,"
+		 "app=relp-slow,name=relp-slow", d->port);
+	assert_int_equal(setenv("PK_CONSOLE", spec, 1), 0);
+	first_ns = timed_printk(PK_INFO, "slow", 0);
+	for (i = 1; i < n; i++) {
+		dt = timed_printk(PK_INFO, "slow", i);
+		max_ns = dt > max_ns ? dt : max_ns;
+	}
+	print_message("resolver not answering: first pk_printk() %.3f ms, the next %u at most "
+		      "%.3f ms\n", first_ns / 1e6, n - 1, max_ns / 1e6);
+	if (atomic_load(&fake_answered))
+		fail_msg("the first call waited for the resolver's answer (%.3f s)",
+			 first_ns / 1e9);
+	assert_true(first_ns < 2000000000ull);	/* a hang bound: the resolver takes 30 s */
+	assert_true(max_ns < 2000000000ull);
+	con = pk_console_find("relp-slow");
+	assert_non_null(con);
+	assert_int_equal(pk_flush(5000), 0);
+	usleep(200000);
+	assert_int_equal(lines_of(d->fields, "relp-slow"), 0);	/* nowhere to send yet */
+	fake_set_open(true);
+	assert_true(tu_wait_until(lines_of(d->fields, "relp-slow") >= n, 30000));
+	g = parse(d->fields, "relp-slow", &lines, &dropped);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(check_all(g, lines, "slow", n, false), 0);
+	assert_int_equal(lines, n);
+	free(g);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(st.write_errors, 0);	/* queued, none lost */
+}
+
+/*
+ * A name whose lookups fail (EAI_AGAIN) for a while, then resolves:
+ * before, the console could not be made at all (-EHOSTUNREACH, dropped for
+ * the life of the process); now it is made, the lookup is retried, stderr
+ * says once that the name does not resolve, and every record logged
+ * meanwhile arrives once it does.
+ */
+static void test_resolve_fails_then_succeeds(void **state)
+{
+	struct daemon d = { 0 };
+	struct pk_console_stats st;
+	struct pk_console *con;
+	struct tu_grab gr;
+	uint64_t dt, max_ns = 0, dropped;
+	unsigned i, n = 300, calls;
+	struct got *g;
+	size_t lines;
+	char *err;
+
+	(void)state;
+	need_daemon();
+	atomic_store(&pk__resolve_retry_ms, 20);
+	atomic_store(&fake_failures_left, 1000000);	/* failing until told */
+	atomic_store(&fake_calls, 0);
+	daemon_config(&d, 0);
+	daemon_start(&d);
+	tu_grab_start(&gr);
+	con = relp_console_to("flaky.pktest", d.port, "relp-flaky", 0);
+	for (i = 0; i < n; i++) {
+		dt = timed_printk(PK_INFO, "flaky", i);
+		max_ns = dt > max_ns ? dt : max_ns;
+	}
+	assert_int_equal(pk_flush(5000), 0);
+	/* Failed and retried (20 ms doubling), said on stderr. */
+	assert_true(tu_wait_until(atomic_load(&fake_calls) >= 5, 20000));
+	assert_true(tu_wait_until(file_has(gr.path, "does not resolve"), 10000));
+	calls = (unsigned)atomic_load(&fake_calls);
+	assert_int_equal(lines_of(d.fields, "relp-flaky"), 0);
+	atomic_store(&fake_failures_left, 2);	/* two more failures, then an answer */
+	assert_true(tu_wait_until(lines_of(d.fields, "relp-flaky") >= n, 30000));
+	err = tu_grab_end(&gr);
+	print_message("failing resolver: %u lookups before it answered, longest call %.3f ms; "
+		      "stderr: %s", (unsigned)atomic_load(&fake_calls), max_ns / 1e6, err);
+	assert_true((unsigned)atomic_load(&fake_calls) >= calls + 3);
+	assert_int_equal(tu_count(err, "libprintk: syslog+relp://flaky.pktest:"), 1);
+	assert_non_null(strstr(err, "the name does not resolve"));
+	free(err);
+	assert_true(max_ns < 2000000000ull);	/* a hang bound */
+	g = parse(d.fields, "relp-flaky", &lines, &dropped);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(check_all(g, lines, "flaky", n, false), 0);
+	assert_int_equal(lines, n);
+	free(g);
+	assert_int_equal(pk_console_stats_get(con, &st), 0);
+	assert_int_equal(st.write_errors, 0);
+	assert_int_equal(pk_console_unregister(con), 0);
+	daemon_clean(&d);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +855,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_refused_then_server, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_full_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
+		cmocka_unit_test_teardown(test_resolve_slow_first_call, first_teardown),
+		cmocka_unit_test_setup_teardown(test_resolve_fails_then_succeeds, setup, teardown),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

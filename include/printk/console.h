@@ -603,11 +603,13 @@ struct pk_rfc5424_opts {
  * sends again what was not acknowledged, so every message queued arrives
  * at least once (a duplicate keeps its seq= for the receiver to drop).
  * Unregistering waits a few seconds for the queue to drain.
- * Context: any thread, not from a signal handler (allocates; RELP resolves
- * @o->host).
+ * A host name (UDP, TCP, RELP) is resolved on a thread of the driver's,
+ * never in the caller, and retried after a failure for as long as the
+ * console lives; TCP and RELP queue meanwhile, UDP counts.
+ * Context: any thread, not from a signal handler (allocates, may start a
+ * thread).
  * Return: 0 with @out filled; -EINVAL (bad options, a unix path too long),
- * -EHOSTUNREACH (RELP: @o->host does not resolve), -ENOMEM, -EAGAIN (no
- * thread to resolve a name), -EPROTONOSUPPORT
+ * -ENOMEM, -EAGAIN (no thread to resolve a name), -EPROTONOSUPPORT
  * (RELP in a libprintk built without librelp), or the errno of
  * socket(2)/connect(2) for UDP, of pthread_create(3) for RELP.
  */

@@ -46,6 +46,26 @@
  * call in while an owner is stopped inside write(); a busy flag keeps the
  * second call out (-EBUSY), and that record is counted as missed too.
  *
+ * NAMES
+ *
+ * A host name is resolved off the caller's path (resolve.c): make()
+ * starts the lookup on a thread of its own (a numeric address resolves at
+ * once) and returns.  The sender does not connect until the name resolved,
+ * looking every RESOLVE_POLL_MS (10 ms doubling to 500 ms); meanwhile
+ * write() queues as it does while the receiver is down, so what is logged
+ * before the name resolves is kept and sent (or, past queue_size, counted
+ * and reported in-band).  A failed lookup is tried again by resolve.c,
+ * after pk__resolve_retry_ms doubling to a minute, for as long as the
+ * console lives; the first failure is said once on stderr:
+ *
+ *   libprintk: syslog+relp://NAME:PORT: the name does not resolve (WHY); records are queued and the name is tried again
+ *
+ * librelp is then handed the numeric address (getnameinfo(NI_NUMERICHOST)),
+ * so its own getaddrinfo() asks no resolver.  The name is used for nothing
+ * else: the console enables no TLS, so no certificate is checked against
+ * it.  A name is resolved once: a receiver that moves to another address
+ * is not followed.
+ *
  * CRASH
  *
  * write_atomic is NULL: at a crash the RELP console prints nothing (the
@@ -63,7 +83,10 @@
  * starts a new one, which connects a session of the child's own.  The
  * parent's queued messages are the parent's to send: the child drops its
  * copy of them, and never touches the parent's librelp objects (their
- * socket is shared with the parent); it leaves them allocated.  In a
+ * socket is shared with the parent); it leaves them allocated.  A name
+ * the parent had not resolved at fork() is looked up again by the child's
+ * sender (the parent's resolver thread is not in the child; its copy is
+ * left allocated).  In a
  * ThreadSanitizer build no thread can be started in a threaded fork's
  * child: there the child's writes are counted as missed.
  *
@@ -84,6 +107,10 @@
  *       it): the producer state one write() leaves is seen by the next.
  *   stop:A (release, in release()) pairs with stop:B (acquire, the
  *       sender): the sender sees the request, and shutdown_now before it.
+ *   addr:A (the sender, release store of addr_ok after host and family)
+ *       pairs with addr:B (a fork child's atfork handler, acquire): the
+ *       child keeps the address only whole.  The sender alone reads them
+ *       otherwise.
  *   Counters (missed_busy, sent, resent) are relaxed: statistics and
  *       in-band counts, no data hangs on them.
  */
@@ -103,6 +130,7 @@
 #include "futex.h"
 #include "printk/console.h"
 #include "relp.h"
+#include "resolve.h"
 #include "rfc5424.h"
 
 #define LMM(label)
@@ -128,12 +156,20 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 #define IDLE_POLL_MS	100u
 #define RELEASE_DRAIN_MS 3000u
 #define RELP_TIMEOUT_S	3		/* acks, the session's open and close */
+#define RESOLVE_POLL_MS	10u		/* the sender looks for the address, doubling */
+#define RESOLVE_POLL_MAX_MS 500u
 
 extern char *program_invocation_short_name;
 
 struct relp {
 	struct pk__rfc5424_id id;
-	char host[NI_MAXHOST], port[8];
+	char *name;			/* the host as given */
+	unsigned portnum;
+	struct pk__resolver *res;	/* until the sender has the address */
+	atomic_bool addr_ok;		/* host and family are set */
+	bool said;			/* "does not resolve" is said */
+	char host[NI_MAXHOST];		/* the address, numeric */
+	char port[8];
 	int family;
 	unsigned conn_timeout_s, retry_max_ms;
 
@@ -283,6 +319,54 @@ static void drop_client(struct relp *r)
 	r->established = false;
 }
 
+/* Once, on stderr: the name does not resolve (yet). */
+static void say_unresolved(struct relp *r, int err)
+{
+	char m[512];
+	int n;
+
+	r->said = true;
+	n = snprintf(m, sizeof(m), "libprintk: syslog+relp://%s:%s: the name does not resolve "
+		     "(%s); records are queued and the name is tried again\n", r->name, r->port,
+		     err == EAI_SYSTEM ? "system error" : gai_strerror(err));
+	if (n > 0 && write(STDERR_FILENO, m, (size_t)n > sizeof(m) - 1 ? sizeof(m) - 1
+								      : (size_t)n) < 0)
+		return;	/* stderr is gone: nothing to say it on */
+}
+
+/*
+ * The address to connect to, once the name resolved (see NAMES); never
+ * waits for a resolver.  Return: true when r->host and r->family are set.
+ */
+static bool have_addr(struct relp *r)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int err;
+
+	if (atomic_load_explicit(&r->addr_ok, memory_order_relaxed))
+		return true;
+	/* A fork child's sender: the lookup is its own (see RELEASE AND FORK). */
+	if (!r->res && pk__resolve_start(&r->res, r->name, r->portnum, SOCK_STREAM) < 0) {
+		r->res = NULL;
+		return false;
+	}
+	if (!pk__resolve_get(r->res, &sa, &len)) {
+		if (!r->said && pk__resolve_failures(r->res, &err))
+			say_unresolved(r, err);
+		return false;
+	}
+	if (getnameinfo((struct sockaddr *)&sa, len, r->host, sizeof(r->host), NULL, 0,
+			NI_NUMERICHOST))
+		return false;	/* not an address getnameinfo() knows: polled on */
+	r->family = sa.ss_family;
+	/* LMM(addr:A) pairs with LMM(addr:B): host and family before the flag. */
+	atomic_store_explicit(&r->addr_ok, true, memory_order_release);
+	pk__resolve_release(r->res);
+	r->res = NULL;
+	return true;
+}
+
 /* One attempt to have a session.  Blocks up to the connect and RELP timeouts. */
 static bool connect_once(struct relp *r)
 {
@@ -329,7 +413,7 @@ static void consume_sigpipe(void)
 static void *sender_main(void *arg)
 {
 	struct relp *r = arg;
-	unsigned backoff = RETRY_MIN_MS;
+	unsigned backoff = RETRY_MIN_MS, poll_ms = RESOLVE_POLL_MS;
 	uint64_t h, t, retry_at = 0;
 	bool up = false;
 	uint32_t len;
@@ -347,6 +431,13 @@ static void *sender_main(void *arg)
 		if (!up) {
 			if (mono_ms() < retry_at) {
 				nap(r, (unsigned)(retry_at - mono_ms()), false);
+				continue;
+			}
+			if (!have_addr(r)) {
+				/* write() queues meanwhile: see NAMES. */
+				retry_at = mono_ms() + poll_ms;
+				poll_ms = poll_ms * 2 > RESOLVE_POLL_MAX_MS ? RESOLVE_POLL_MAX_MS
+									    : poll_ms * 2;
 				continue;
 			}
 			up = connect_once(r);
@@ -429,6 +520,12 @@ static void atfork_child(void)
 	pthread_mutex_init(&all_lock, NULL);	/* maybe held by a thread left behind */
 	/* Relaxed: the child's only thread is the one running this. */
 	for (r = all_relp; r; r = r->next) {
+		/* LMM(addr:B) pairs with LMM(addr:A): a whole address, or none. */
+		if (!atomic_load_explicit(&r->addr_ok, memory_order_acquire)) {
+			/* The parent's lookup: its thread is not here (copy left allocated). */
+			r->res = NULL;
+			r->said = false;
+		}
 		/* The parent's librelp objects and socket: left alone, never freed. */
 		r->engine = NULL;
 		r->clt = NULL;
@@ -480,6 +577,8 @@ static void relp_release(void *ctx)
 		pk__futex_wake(&r->wake, 1);
 		pthread_join(r->thread, NULL);
 	}
+	pk__resolve_release(r->res);	/* a lookup still under way finishes on its own */
+	free(r->name);
 	free(r->q);
 	free(r);
 }
@@ -491,23 +590,17 @@ static const struct pk_console_ops relp_ops = {
 	.release = relp_release,
 };
 
-/* Resolve once, here: the sender connects to the address, never to a name. */
+/* Start resolving @o->host (see NAMES): never waits for a resolver. */
 static int resolve(struct relp *r, const struct pk_rfc5424_opts *o)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *res;
-	int ret;
-
 	if (!o->host || !*o->host || o->port > 65535)
 		return -EINVAL;
-	snprintf(r->port, sizeof(r->port), "%u", o->port ? o->port : 514);
-	ret = getaddrinfo(o->host, r->port, &hints, &res);
-	if (ret)
-		return ret == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
-	r->family = res->ai_family;
-	ret = getnameinfo(res->ai_addr, res->ai_addrlen, r->host, sizeof(r->host), NULL, 0,
-			  NI_NUMERICHOST);
-	freeaddrinfo(res);
-	return ret ? -EHOSTUNREACH : 0;
+	r->portnum = o->port ? o->port : 514;
+	snprintf(r->port, sizeof(r->port), "%u", r->portnum);
+	r->name = strdup(o->host);
+	if (!r->name)
+		return -ENOMEM;
+	return pk__resolve_start(&r->res, r->name, r->portnum, SOCK_STREAM);
 }
 
 int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out)
@@ -560,6 +653,8 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 	out->format = PK_FMT_JSON | PK_FMT_F_RFC3339;
 	return 0;
 fail:
+	pk__resolve_release(r->res);
+	free(r->name);
 	free(r->q);
 	free(r);
 	return ret;

@@ -88,6 +88,7 @@ int pk__resolve_start(struct pk__resolver **out, const char *host, unsigned port
 	pthread_t t;
 	int ret;
 
+	*out = NULL;
 	if (!r)
 		return -ENOMEM;
 	memcpy(r->host, host, hl + 1);
@@ -106,6 +107,7 @@ int pk__resolve_start(struct pk__resolver **out, const char *host, unsigned port
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (ret) {
+		*out = NULL;	/* the callers' failure paths release *out */
 		free(r);
 		return -ret;
 	}

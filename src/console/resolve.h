@@ -32,7 +32,7 @@ struct pk__resolver;
  * once, and nothing else; a name on a thread (every signal blocked) that
  * tries until it succeeds or pk__resolve_release().
  * Context: normal (allocates, creates a thread).
- * Return: 0 with *@out set; -ENOMEM, -EAGAIN (no thread).
+ * Return: 0 with *@out set; -ENOMEM, -EAGAIN (no thread), *@out NULL.
  */
 int pk__resolve_start(struct pk__resolver **out, const char *host, unsigned port, int socktype);
 
