@@ -349,6 +349,15 @@ static bool file_has(const char *path, const char *needle)
 	return ok;
 }
 
+static size_t count_in_file(const char *path, const char *needle)
+{
+	char *t = file_text(path);
+	size_t n = tu_count(t, needle);
+
+	free(t);
+	return n;
+}
+
 static size_t lines_of(const char *path, const char *app)
 {
 	uint64_t dropped;
@@ -358,10 +367,9 @@ static size_t lines_of(const char *path, const char *app)
 	return n;
 }
 
-static struct pk_console *relp_console_to(const char *host, unsigned port, const char *app,
-					  size_t queue)
+static struct pk_console *relp_console(unsigned port, const char *app, size_t queue)
 {
-	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = host,
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
 				     .port = port, .app_name = app, .facility = FACILITY,
 				     .retry_max_ms = 200, .connect_timeout_ms = 1000,
 				     .queue_size = queue };
@@ -372,11 +380,6 @@ static struct pk_console *relp_console_to(const char *host, unsigned port, const
 	con = pk_console_register_driver(&drv, 8);
 	assert_non_null(con);
 	return con;
-}
-
-static struct pk_console *relp_console(unsigned port, const char *app, size_t queue)
-{
-	return relp_console_to("127.0.0.1", port, app, queue);
 }
 
 static uint64_t timed_printk(int level, const char *what, unsigned i)
@@ -614,11 +617,23 @@ static void test_queue_full_counted(void **state)
 	daemon_clean(&d);
 }
 
-/* A fork child gets a sender of its own: its records arrive, the parent's too. */
+/*
+ * A fork child gets a sender of its own: its records arrive, the parent's
+ * too.  A second console's name does not resolve in the parent at fork()
+ * (flaky.pktest, failing): the child looks it up itself (the parent's
+ * resolver thread is not in the child), and its record arrives there too.
+ */
 static void test_fork_child(void **state)
 {
 	struct daemon d = { 0 };
-	struct pk_console *con;
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "flaky.pktest",
+				     .app_name = "relp-fork-name", .facility = FACILITY,
+				     .retry_max_ms = 200, .connect_timeout_ms = 1000 };
+	struct pk_console_driver drv;
+	struct pk_console *con, *named;
+	uint64_t dropped;
+	struct got *g;
+	size_t lines, i, child_lines = 0;
 	int status;
 	pid_t pid;
 	char *t;
@@ -638,6 +653,12 @@ static void test_fork_child(void **state)
 	daemon_config(&d, 0);
 	daemon_start(&d);
 	con = relp_console(d.port, "relp-fork", 0);
+	atomic_store(&pk__resolve_retry_ms, 20);
+	atomic_store(&fake_failures_left, 1000000);	/* failing in the parent */
+	o.port = d.port;
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), 0);
+	named = pk_console_register_driver(&drv, 8);
+	assert_non_null(named);
 	pk_info("parent before\n");
 	pid = tu_fork();
 	assert_true(pid >= 0);
@@ -645,25 +666,37 @@ static void test_fork_child(void **state)
 		struct pk_console_stats st;
 		int bad;
 
+		atomic_store(&fake_failures_left, 0);	/* resolves in the child */
 		pk_info("child says hello\n");
 		pk_flush(5000);
 		/* ThreadSanitizer: no sender in the child, the record is counted. */
 		bad = tu_sanitized_thread() &&
-		      (pk_console_stats_get(con, &st) || st.write_errors != 1);
+		      (pk_console_stats_get(con, &st) || st.write_errors != 1 ||
+		       pk_console_stats_get(named, &st) || st.write_errors != 1);
 		pk_shutdown();	/* release: drains the child's queue */
 		_exit(bad);
 	}
 	assert_int_equal(tu_waitpid(pid, &status, 30000, "child"), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	atomic_store(&fake_failures_left, 0);	/* and now in the parent */
 	pk_info("parent after\n");
 	assert_int_equal(pk_flush(5000), 0);
-	assert_true(tu_wait_until(file_has(d.fields, "|parent after\n") &&
+	assert_true(tu_wait_until(count_in_file(d.fields, "|parent after\n") == 2 &&
 				  (tu_sanitized_thread() ||
-				   file_has(d.fields, "|child says hello\n")), 30000));
+				   count_in_file(d.fields, "|child says hello\n") == 2), 30000));
 	t = file_text(d.fields);
-	assert_int_equal(tu_count(t, "|parent before\n"), 1);
-	assert_int_equal(tu_count(t, "|child says hello\n"), tu_sanitized_thread() ? 0 : 1);
+	assert_int_equal(tu_count(t, "|parent before\n"), 2);
+	assert_int_equal(tu_count(t, "|child says hello\n"), tu_sanitized_thread() ? 0 : 2);
 	free(t);
+	/* One of each on the named console: the child's went there, not twice elsewhere. */
+	g = parse(d.fields, "relp-fork-name", &lines, &dropped);
+	for (i = 0; i < lines; i++)
+		child_lines += !strcmp(g[i].text, "child says hello");
+	free(g);
+	assert_int_equal(dropped, 0);
+	assert_int_equal(lines, tu_sanitized_thread() ? 2 : 3);
+	assert_int_equal(child_lines, tu_sanitized_thread() ? 0 : 1);
+	assert_int_equal(pk_console_unregister(named), 0);
 	assert_int_equal(pk_console_unregister(con), 0);
 	daemon_clean(&d);
 }
@@ -797,6 +830,10 @@ static void test_resolve_slow_first_call(void **state)
 static void test_resolve_fails_then_succeeds(void **state)
 {
 	struct daemon d = { 0 };
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "flaky.pktest",
+				     .app_name = "relp-flaky", .facility = FACILITY,
+				     .retry_max_ms = 200, .connect_timeout_ms = 1000 };
+	struct pk_console_driver drv;
 	struct pk_console_stats st;
 	struct pk_console *con;
 	struct tu_grab gr;
@@ -805,6 +842,7 @@ static void test_resolve_fails_then_succeeds(void **state)
 	struct got *g;
 	size_t lines;
 	char *err;
+	int ret;
 
 	(void)state;
 	need_daemon();
@@ -812,9 +850,16 @@ static void test_resolve_fails_then_succeeds(void **state)
 	atomic_store(&fake_failures_left, 1000000);	/* failing until told */
 	atomic_store(&fake_calls, 0);
 	daemon_config(&d, 0);
+	o.port = d.port;
 	daemon_start(&d);
 	tu_grab_start(&gr);
-	con = relp_console_to("flaky.pktest", d.port, "relp-flaky", 0);
+	ret = pk_console_rfc5424_make(&o, &drv);
+	if (ret) {
+		free(tu_grab_end(&gr));
+		fail_msg("a name that does not resolve yet: %d (%s)", ret, strerror(-ret));
+	}
+	con = pk_console_register_driver(&drv, 8);
+	assert_non_null(con);
 	for (i = 0; i < n; i++) {
 		dt = timed_printk(PK_INFO, "flaky", i);
 		max_ns = dt > max_ns ? dt : max_ns;
