@@ -1,8 +1,11 @@
 #!/bin/sh
 # run_spin.sh - exhaustive SPIN checks of verify/conlock.pml (see
 # docs/conlock-model.md), verify/panicgate.pml (the store gate against
-# a panic) and verify/finalize.pml (how an OPEN record of the store is
-# finalized); each header says what it models.  Each check: spin -a with its -D options, gcc
+# a panic), verify/finalize.pml (how an OPEN record of the store is
+# finalized), verify/ownnote.pml (a writer's own-table note and the
+# reader that counts lost records by it, across a fork) and
+# verify/deadowner.pml (a console lock owner that dies, and the
+# takeover); each header says what it models.  Each check: spin -a with its -D options, gcc
 # pan.c, ./pan.  A "pass" check must finish with errors: 0; an "xfail"
 # check is a known finding (or a mutant) and must fail with the given
 # assertion text: if it passes, the model or the expectation changed.
@@ -59,6 +62,17 @@ fin_n2_r2|-DNW=2 -DR=2|pass|finalize.pml
 fin_mutant_raise_after_commit|-DNW=2 -DR=2 -DBUG=1|assertion violated (open_left==0)|finalize.pml
 fin_mutant_no_recheck|-DNW=2 -DBUG=2|assertion violated (open_left==0)|finalize.pml
 fin_mutant_count_one|-DNW=3 -DBUG=3|assertion violated (open_left==0)|finalize.pml
+own_fork_n2|-DFW=0|pass|ownnote.pml
+own_fork_child3|-DPCON=0|pass|ownnote.pml
+own_fork_child3_und1|-DPCON=0 -DUND=1|pass|ownnote.pml
+own_lap_n1|-DFW=0 -DN=1|pass|ownnote.pml
+own_mutant_old_reader|-DFW=0 -DBUG=1|assertion violated ((((printed[|ownnote.pml
+own_mutant_note_after_claim|-DFW=0 -DBUG=2|assertion violated ((((printed[|ownnote.pml
+own_finding_lapped_window|-DFW=0 -DN=1 -DLAP_STRICT=1|assertion violated (((printed[|ownnote.pml
+dead_n2|-DNC=2|pass|deadowner.pml
+dead_mutant_no_takeover|-DBUG=1|assertion violated (next_seq==stored)|deadowner.pml
+dead_mutant_no_lookup|-DBUG=2|assertion violated ((starts[k]<=1)|deadowner.pml
+dead_mutant_private_pos|-DBUG=3|assertion violated (ends[k]>=1)|deadowner.pml
 '
 
 t_start=$(date +%s)
