@@ -1238,18 +1238,37 @@ void pk__ring_lost_counted(const struct pk_ring *ring, const struct pk_ring_filt
 	own_count(ring, f, from, to, out);
 }
 
+/*
+ * A word names the newest seq of its class noted through this view, and
+ * that may be any seq of [@from, @to), however far apart they lie: a
+ * fork child's copy of the table stopped noting at the fork, while @to
+ * is read in the child's handler, after the parent's threads took more
+ * seqs (more than W of them while the child waited for a CPU: the copy
+ * then still names seqs below @to - W, and looking only at the last W
+ * seqs' own words left those notes, so that the child reported the
+ * parent's lost records as its own).  So every word that can name one,
+ * all W at most, is looked at, and cleared if it names a seq in the
+ * range.  Relaxed: the table is
+ * private to the view and only its own thread runs (a fork child's
+ * handler).
+ */
 void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to)
 {
-	uint64_t s, e, w = ring->own_mask + 1;
+	uint64_t i, n, e, w = ring->own_mask + 1;
+	_Atomic uint64_t *wp;
+	int64_t d;
 
 	if (!ring->own || to <= from)
 		return;
-	if (to - from > w)
-		from = to - w;	/* older ones are named by no word any more */
-	for (s = from; s < to; s++) {
-		e = atomic_load_explicit(own_at(ring, s), memory_order_relaxed);
-		if ((e & OWN_VALID) && own_diff(e >> 4, s) == 0)
-			atomic_store_explicit(own_at(ring, s), 0, memory_order_relaxed);
+	n = to - from < w ? to - from : w;	/* from .. from + n - 1: each word once */
+	for (i = 0; i < n; i++) {
+		wp = own_at(ring, from + i);
+		e = atomic_load_explicit(wp, memory_order_relaxed);
+		if (!(e & OWN_VALID))
+			continue;
+		d = own_diff(e >> 4, from);
+		if (d >= 0 && (uint64_t)d < to - from)
+			atomic_store_explicit(wp, 0, memory_order_relaxed);
 	}
 }
 

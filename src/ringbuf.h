@@ -357,7 +357,8 @@ uint64_t pk__ring_own_words(const struct pk_ring *ring);
 
 /*
  * pk__ring_own_forget() - unnote the seqs [@from, @to) in @ring's own
- * table (a fork child's copy names its parent's records as its own).
+ * table (a fork child's copy names its parent's records as its own),
+ * however wide the range: every word naming one of them is cleared.
  * Context: while no writer uses the view (a fork child's handler).
  */
 void pk__ring_own_forget(struct pk_ring *ring, uint64_t from, uint64_t to);
