@@ -80,7 +80,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "futex.h"
+#include "core/futex.h"
 
 #define LMM(label)
 

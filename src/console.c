@@ -189,7 +189,7 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
 		pk__con_update_utc_offset();
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
-	pk__con_pos_init(&c->pos, pk__g.attach_seq, false);
+	pk__con_pos_init(&c->pos, pk__st.attach_seq, false);
 	atomic_init(&c->next_seq, c->pos.expect);
 	atomic_init(&c->undecided, UINT64_MAX);
 
@@ -661,7 +661,7 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 
 void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
 {
-	pk__ring_reader_init(&pos->rd, &pk__g.ring, false);
+	pk__ring_reader_init(&pos->rd, &pk__st.ring, false);
 	if (pos->rd.next < seq)
 		pos->rd.next = seq;
 	/*
@@ -684,12 +684,12 @@ static bool undecided_ready(struct pk_console *c, uint64_t below)
 {
 	uint64_t u = atomic_load_explicit(&c->undecided, memory_order_relaxed);
 
-	return u < below && pk__ring_claimed(&pk__g.ring, u);
+	return u < below && pk__ring_claimed(&pk__st.ring, u);
 }
 
 bool pk__con_pending(struct pk_console *c)
 {
-	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
+	return pk__ring_readable(&pk__st.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
 	       undecided_ready(c, UINT64_MAX);
 }
 

@@ -409,7 +409,7 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		if (!drv)
 			return 0;
 		/* Not the store file's own: text would land on its header. */
-		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__g.mem_fd)
+		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__st.mem_fd)
 			return -EBADF;
 		return pk_console_fd_make((int)fd, drv);
 	}

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "conlock.h"
-#include "format.h"
+#include "format/format.h"
 #include "printk/console.h"
-#include "ringbuf.h"
+#include "store/ringbuf.h"
 
 /* PK_MAX_CONSOLES: printk/console.h */
 

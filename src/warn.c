@@ -19,7 +19,7 @@
 #include <sys/prctl.h>
 
 #include "internal.h"
-#include "symtab.h"
+#include "format/symtab.h"
 #include "printk/printk.h"
 #include "printk/warn.h"
 

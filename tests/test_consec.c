@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "consoles.h"
-#include "format.h"
+#include "format/format.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

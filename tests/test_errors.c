@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "consoles.h"
-#include "format.h"
+#include "format/format.h"
 #include "internal.h"
 #include "printk/console.h"
 #include "printk/reader.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "ptrext.h"
+#include "format/ptrext.h"
 #include "printk/console.h"
 #include "printk/kernel.h"
 #include "testutil.h"

@@ -9,7 +9,7 @@ static void carve_hook(void);
 /* A writer held between taking its seq and noting it (test_note_window). */
 static void note_hook(void);
 #define PK_RING_NOTE_HOOK()	note_hook()
-#include "../src/ringbuf.c"
+#include "../src/store/ringbuf.c"
 
 #include <fcntl.h>
 #include <pthread.h>

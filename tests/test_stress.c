@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "ringbuf.h"
+#include "store/ringbuf.h"
 #include "testutil.h"
 
 #define WRITERS		6

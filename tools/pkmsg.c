@@ -24,11 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "internal.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
 #include "printk/reader.h"
-#include "ringbuf.h"
+#include "store/ringbuf.h"
 
 #define EXIT_NOSTORE	1
 #define EXIT_USAGE	2

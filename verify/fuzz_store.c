@@ -80,7 +80,7 @@
 #define ASAN_UNPOISON_MEMORY_REGION(addr, size)	((void)(addr), (void)(size))
 #endif
 
-#include "format.h"
+#include "format/format.h"
 #include "internal.h"
 
 #define RECIPE		"PKRECIPE"

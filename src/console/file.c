@@ -87,7 +87,7 @@
 
 #include "consoles.h"
 #include "internal.h"
-#include "pathwalk.h"
+#include "store/pathwalk.h"
 #include "printk/console.h"
 #include "wfd.h"
 

@@ -52,7 +52,7 @@
 #include <sys/vfs.h>
 
 #include "internal.h"
-#include "pathwalk.h"
+#include "store/pathwalk.h"
 
 void pk__walk_init(struct pk__walk *w)
 {
