@@ -2,7 +2,9 @@
 /*
  * printk.c - the front door: levels, continuation, formatting, storing,
  * then asking the flush mode to print.  Also the library's life cycle
- * (pk_init, lazy init, pk_shutdown) and its counters.
+ * (pk_init, lazy init, fork, pk_shutdown), which it lends the wings below
+ * through the hooks it registers (core/core.h, HOOKS).  Calls only down:
+ * flush/, console/, store/, format/, core/.
  *
  * pk_vprintk() takes no lock and calls no malloc: the text is formatted by
  * stb_sprintf into a buffer on the caller's stack and stored with the
@@ -22,11 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consoles.h"
+#include "console/consoles.h"
 #include "core/futex.h"
-#include "flush.h"
-#include "internal.h"
-#include "panic.h"
+#include "flush/flush.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "flush/panic.h"
 
 static PK__TLS bool in_init;
 
@@ -151,21 +154,6 @@ static void register_atfork(void)
 }
 
 
-static int check_config(const struct pk_config *c)
-{
-	if (c->buffer_size < PK_BUFFER_SIZE_MIN || c->buffer_size > PK_BUFFER_SIZE_MAX)
-		return -EINVAL;
-	if (c->mode != PK_MODE_HANDOFF && c->mode != PK_MODE_LEGACY && c->mode != PK_MODE_THREAD)
-		return -EINVAL;
-	if (c->console_loglevel < 0 || c->console_loglevel > 8)
-		return -EINVAL;
-	if (c->default_level < PK_EMERG || c->default_level > PK_DEBUG)
-		return -EINVAL;
-	if (c->facility < 0 || c->facility > 23)
-		return -EINVAL;
-	return 0;
-}
-
 /* How a store switch moves the consoles (store/life.c). */
 static const struct pk__store_switch_ops switch_ops = {
 	.positions = pk__con_positions,
@@ -250,7 +238,7 @@ int pk_init(const struct pk_config *cfg)
 		pk_config_init(&def);
 		cfg = &def;
 	}
-	ret = check_config(cfg);
+	ret = pk__config_check(cfg);
 	if (ret < 0)
 		return ret;
 	if (pk__self.in_console)
@@ -445,42 +433,6 @@ static bool panic_suppressed(void)
 	return false;
 }
 
-/*
- * A record dropped by its module's level: if it leaves a line open (its
- * format has no final newline), the continuations of that line go with
- * it; a complete line leaves the thread's open line, if any, as it was.
- */
-static void mod_note_dropped(const char *fmt)
-{
-	size_t n = fmt ? strlen(fmt) : 0;
-
-	if (!n || fmt[n - 1] != '\n')
-		pk__self.mod_dropped = true;
-}
-
-/*
- * Does module @mod drop a record of @level (a continuation: @cont)?  A
- * continuation goes with the line it continues: dropped if that line was.
- * A record stored starts a new line: its continuations are kept.
- */
-static bool mod_drops(const struct pk_module *mod, int level, bool cont, const char *fmt)
-{
-	if (cont)
-		return pk__self.mod_dropped;
-	if (mod && level > __atomic_load_n(&mod->level, __ATOMIC_RELAXED)) {
-		mod_note_dropped(fmt);
-		return true;
-	}
-	pk__self.mod_dropped = false;
-	return false;
-}
-
-int pk_module_dropped(const char *fmt)
-{
-	mod_note_dropped(fmt);
-	return 0;
-}
-
 static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_list ap, bool early)
 {
 	char mbuf[PK_RING_MOD_MAX + PK__TEXT_BUF];
@@ -524,7 +476,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	} else if (level < PK_EMERG || level > PK_DEBUG) {
 		level = default_level(early);
 	}
-	if (mod_drops(mod, level, cont, fmt))
+	if (pk__mod_drops(mod, level, cont, fmt))
 		return 0;
 	/*
 	 * The record's module name goes first (PK__REC_MODULE).  A
@@ -694,47 +646,6 @@ int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_l
 	return ret;
 }
 
-/*
- * CALL SITES (pk_printk_site(), printk.h "STATIC PACKAGING")
- *
- * A site's state word: NEW (zero, as the static storage starts), BUSY
- * while one thread classifies its format, then PACKED or VARIADIC for
- * good.
- *   site:A  the classifying thread writes fmt and cl, then stores the
- *           state with release; a caller loads it with acquire and reads
- *           fmt and cl only when it saw PACKED: it sees them whole.
- *           The state only ever leaves NEW through the CAS, so one thread
- *           writes them, once.  A caller that finds BUSY (another thread,
- *           or a signal handler interrupting the classifier on its own
- *           thread) takes the variadic path this once.
- */
-enum { SITE_NEW = 0, SITE_BUSY, SITE_PACKED, SITE_VARIADIC };
-
-struct site {
-	_Atomic unsigned state;
-	const char *fmt;
-	struct pk__site_class cl;
-};
-_Static_assert(sizeof(struct site) <= sizeof(struct pk_site), "struct pk_site holds a site");
-_Static_assert(_Alignof(struct site) <= _Alignof(struct pk_site), "struct pk_site's alignment");
-
-static bool classify_site(struct site *s, const char *fmt, const unsigned char *sig, unsigned n)
-{
-	unsigned want = SITE_NEW;
-	bool ok;
-
-	/* Relaxed: the CAS only elects the writer; site:A publishes. */
-	if (!atomic_compare_exchange_strong_explicit(&s->state, &want, SITE_BUSY,
-						     memory_order_relaxed, memory_order_relaxed))
-		return false;
-	s->fmt = fmt;
-	ok = n <= PK_SITE_ARGS && pk__site_classify(fmt, &s->cl) == 0 &&
-	     pk__site_matches(&s->cl, sig, n);
-	/* LMM(site:A) */
-	atomic_store_explicit(&s->state, ok ? SITE_PACKED : SITE_VARIADIC, memory_order_release);
-	return ok;
-}
-
 int pk_printk_site(struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
 		   unsigned n, const union pk_arg *args)
 {
@@ -746,20 +657,12 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		       const union pk_arg *args)
 {
 	unsigned char pkg[PK_RING_TEXT_MAX];
-	struct site *s = (struct site *)site;
+	const struct pk__site_class *cl = pk__site_get(site, fmt, sig, n);
 	int err = errno, len, ret;
 	size_t plen;
-	/* LMM(site:A) */
-	unsigned st = atomic_load_explicit(&s->state, memory_order_acquire);
 
-	if (__builtin_expect(st != SITE_PACKED, 0) &&
-	    (st != SITE_NEW || !classify_site(s, fmt, sig, n)))
-		return PK_SITE_VARIADIC;
-	/*
-	 * Another format at the same site (not a literal after all), a
-	 * level pk_printk() must read, or no deferring: the variadic path.
-	 */
-	if (s->fmt != fmt || level < PK_EMERG || level > PK_DEBUG ||
+	/* A level pk_printk() must read, or no deferring: the variadic path. */
+	if (!cl || level < PK_EMERG || level > PK_DEBUG ||
 	    !atomic_load_explicit(&defer_on, memory_order_relaxed))
 		return PK_SITE_VARIADIC;
 	/* Not set up (pk_printk() initialises), or pk_init() changing the store. */
@@ -769,12 +672,12 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		ret = -EBUSY;
 		goto out;
 	}
-	if (mod_drops(mod, level, false, fmt)) {
+	if (pk__mod_drops(mod, level, false, fmt)) {
 		ret = 0;
 		goto out;
 	}
 	plen = mod ? pk__mod_prefix((char *)pkg, mod) : 0;
-	len = pk__site_pack(pkg + plen, PK_RECORD_MAX, fmt, &s->cl, sig, args, err);
+	len = pk__site_pack(pkg + plen, PK_RECORD_MAX, fmt, cl, sig, args, err);
 	if (len < 0) {
 		ret = PK_SITE_VARIADIC;	/* longer than a record: formatted at the call */
 		goto out;
@@ -843,34 +746,6 @@ void pk_shutdown(void)
 	lock_mine = false;
 	pthread_mutex_unlock(&init_lock);
 	pthread_setcancelstate(cancel, NULL);
-}
-
-int pk_stats_get(struct pk_stats *st)
-{
-	const struct pk_ring *ring = &pk__st.ring;
-	const struct pk_ring_hdr *h;
-
-	if (!st)
-		return -EINVAL;
-	if (!pk__gate_enter())
-		return -ENODEV;
-	h = ring->h;
-	memset(st, 0, sizeof(*st));
-	st->first_seq = h->first_seq;
-	st->next_seq = atomic_load_explicit(&h->seq_head, memory_order_acquire);
-	st->oldest_seq = pk__ring_oldest(ring, false);
-	st->stored = st->next_seq - st->first_seq;
-	st->overwritten = st->oldest_seq - st->first_seq;
-	st->truncated = atomic_load_explicit(&h->truncated, memory_order_relaxed);
-	st->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
-	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
-	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
-	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
-	st->eager = atomic_load_explicit(&h->eager, memory_order_relaxed);
-	st->data_size = ring->data_size;
-	st->desc_count = ring->desc_mask + 1;
-	pk__gate_exit();
-	return 0;
 }
 
 /* What the wings below reach the front door by (core/core.h, HOOKS). */

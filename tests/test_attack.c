@@ -32,7 +32,8 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "consoles.h"
+#include "console/consoles.h"
 #include "format/format.h"
 #include "printk/console.h"
 #include "printk/printk.h"

@@ -23,7 +23,8 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "printk/reader.h"

@@ -26,8 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flush.h"
-#include "internal.h"
+#include "flush/flush.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

@@ -27,7 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "testutil.h"
 

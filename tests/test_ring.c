@@ -21,7 +21,8 @@ static void note_hook(void);
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "testutil.h"
 
 struct fixture {

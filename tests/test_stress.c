@@ -21,7 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "store/ringbuf.h"
 #include "testutil.h"
 

@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "internal.h"	/* pk__mod_list_match() */
+#include "format/format.h"
+#include "store/store.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "store/ringbuf.h"

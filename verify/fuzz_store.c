@@ -81,7 +81,8 @@
 #endif
 
 #include "format/format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 #define RECIPE		"PKRECIPE"
 #define PACKAGE		"PKPACKAG"

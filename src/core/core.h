@@ -178,6 +178,14 @@ void pk__switch_end(void);
 bool pk__switch_wait(uint64_t *until, bool (*safe_here)(void));
 
 /*
+ * A console's ownership word: the console (console/) carries it, the flush
+ * wing (flush/conlock.c) alone reads and writes it.
+ */
+struct pk__conown {
+	_Atomic uint64_t word;		/* owner tid | prio << 32 | request << 34 | UNSAFE */
+};
+
+/*
  * HOOKS: what the front door (printk.c) registers, for the wings below it
  * that must start the library or log through it (a console registered
  * first, pk_flush(), a reader, the exit flush), without naming it.
@@ -232,5 +240,10 @@ int pk__module_rules_apply(const char *v);
  * digits, '_', '*', '?' and '-'?
  */
 bool pk__mod_list_valid(const char *list);
+/*
+ * Does module @mod drop a record of @level (a continuation: @cont, format
+ * @fmt)?  Notes on this thread a line left open by a dropped record.
+ */
+bool pk__mod_drops(const struct pk_module *mod, int level, bool cont, const char *fmt);
 
 #endif /* PK_CORE_H */

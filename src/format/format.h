@@ -75,6 +75,13 @@ bool pk__site_matches(const struct pk__site_class *cl, const unsigned char *sig,
 int pk__site_pack(unsigned char *out, size_t cap, const char *fmt,
 		  const struct pk__site_class *cl, const unsigned char *sig,
 		  const union pk_arg *args, int err);
+/*
+ * The class of call site @site for format @fmt taking the @n arguments of
+ * signature @sig, classified on its first call (site.c); NULL: it cannot be
+ * packed (the variadic path).  Async-signal-safe.
+ */
+const struct pk__site_class *pk__site_get(struct pk_site *site, const char *fmt,
+					  const unsigned char *sig, unsigned n);
 /* The kernel's struct va_format (%pV), as printk/kernel.h declares it. */
 struct pk__va_format {
 	const char *fmt;

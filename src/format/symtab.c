@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * symtab.c - the symbol that contains a code address, for %pS and the
- * backtraces, from any context.
+ * backtraces, from any context.  It writes its text itself: the printf
+ * engine calls the %p extensions, which call this file, and nothing here
+ * calls back.
  *
  * dladdr() takes the dynamic loader's lock: a signal handler that
  * interrupted dlopen() would wait for itself.  This file reads what the

@@ -29,7 +29,8 @@
 #include <unistd.h>
 
 #include "format/format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 #define EARLY_DATA_LOG2	16u	/* 64 KiB of text: some 500 records; untouched pages cost nothing */
 #define EARLY_DESC_LOG2	(EARLY_DATA_LOG2 - PK_RING_DESC_SHIFT)

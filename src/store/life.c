@@ -459,3 +459,31 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 		*seqp = seq;
 	return ret;
 }
+
+int pk_stats_get(struct pk_stats *st)
+{
+	const struct pk_ring *ring = &pk__st.ring;
+	const struct pk_ring_hdr *h;
+
+	if (!st)
+		return -EINVAL;
+	if (!pk__gate_enter())
+		return -ENODEV;
+	h = ring->h;
+	memset(st, 0, sizeof(*st));
+	st->first_seq = h->first_seq;
+	st->next_seq = atomic_load_explicit(&h->seq_head, memory_order_acquire);
+	st->oldest_seq = pk__ring_oldest(ring, false);
+	st->stored = st->next_seq - st->first_seq;
+	st->overwritten = st->oldest_seq - st->first_seq;
+	st->truncated = atomic_load_explicit(&h->truncated, memory_order_relaxed);
+	st->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
+	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
+	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
+	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
+	st->eager = atomic_load_explicit(&h->eager, memory_order_relaxed);
+	st->data_size = ring->data_size;
+	st->desc_count = ring->desc_mask + 1;
+	pk__gate_exit();
+	return 0;
+}

@@ -181,7 +181,8 @@
 #include <unistd.h>
 
 #include "core/fsize.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "store/pathwalk.h"
 
 /* Lock the whole file: F_RDLCK, F_WRLCK or F_UNLCK.  0 or -errno. */

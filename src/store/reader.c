@@ -9,7 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 struct pk_reader {
 	struct pk_ring ring;		/* a view: our own store's, or a file's */

@@ -143,6 +143,8 @@ int pk__parse_level(const char *s, int *level);
 /* PK_BUFFER_SIZE: the largest data ring (its store stays under PK_BUFFER_SIZE_MAX). */
 #define PK__DATA_SIZE_MAX	((size_t)512 << 20)
 size_t pk__store_size_for(size_t data);
+/* Is @c a configuration pk_init() takes?  0, or -EINVAL. */
+int pk__config_check(const struct pk_config *c);
 
 /* persist.c: map a store file (absent: anonymous memory is used). */
 int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);

@@ -29,8 +29,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "internal.h"
+#include "console/consoles.h"
+#include "format/format.h"
+#include "store/store.h"
 
 /* HOST:PORT or [IPV6]:PORT */
 static int net_entry(char *s, struct pk_console_driver *drv)

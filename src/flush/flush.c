@@ -123,13 +123,14 @@
 #include <time.h>
 
 #include "core/atomics.h"
-#include "conlock.h"
+#include "flush/conlock.h"
 #include "console/wfd.h"
-#include "consoles.h"
-#include "flush.h"
+#include "console/consoles.h"
+#include "flush/flush.h"
 #include "core/futex.h"
-#include "internal.h"
-#include "panic.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "flush/panic.h"
 
 #define LMM(label)
 
@@ -1682,12 +1683,19 @@ __attribute__((destructor)) static void flush_fini(void)
 	}
 }
 
+/* Who owns a console, as the registry asks it (console/consoles.h). */
+static const struct pk__con_owner_ops con_owner_ops = {
+	.owner = pk__own_owner,
+	.reset = pk__own_reset,
+};
+
 int pk__flush_init(const struct pk_config *cfg)
 {
 	const char *spec = cfg->consoles ? cfg->consoles : "stderr";
 	uint64_t n;
 	int ret;
 
+	pk__con_owner_register(&con_owner_ops);
 	memset(&F, 0, sizeof(F));
 	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,

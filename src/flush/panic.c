@@ -29,9 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flush.h"
-#include "internal.h"
-#include "panic.h"
+#include "flush/flush.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "flush/panic.h"
 #include "format/symtab.h"
 
 _Atomic uint32_t pk__panic_tid;

@@ -22,8 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "internal.h"
+#include "console/consoles.h"
 
 #define LMM(label)
 #define DRAINING ((struct pk_console *)1)
@@ -720,10 +719,23 @@ static void publish(struct pk_console *c, struct pk__con_pos *pos)
 		;
 }
 
+/*
+ * The flush wing's view of who owns a console (pk__con_owner_register()).
+ * Release store, acquire loads: the table is seen whole.
+ */
+static _Atomic(const struct pk__con_owner_ops *) owner_ops;
+
+void pk__con_owner_register(const struct pk__con_owner_ops *ops)
+{
+	atomic_store_explicit(&owner_ops, ops, memory_order_release);
+}
+
 /* Do we (@tid) still own @c?  0: the caller does not check. */
 static bool still_ours(struct pk_console *c, uint32_t tid)
 {
-	return !tid || pk__own_owner(&c->own) == tid;
+	const struct pk__con_owner_ops *o = atomic_load_explicit(&owner_ops, memory_order_acquire);
+
+	return !tid || !o || o->owner(&c->own) == tid;
 }
 
 static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_lost *lost,
@@ -987,6 +999,7 @@ void pk__con_atfork_parent(void)
 
 void pk__con_atfork_child(uint64_t head)
 {
+	const struct pk__con_owner_ops *oo = atomic_load_explicit(&owner_ops, memory_order_acquire);
 	struct pk_console *c;
 	int i;
 
@@ -996,7 +1009,8 @@ void pk__con_atfork_child(uint64_t head)
 		atomic_store_explicit(&slots[i].users, 0, memory_order_relaxed);
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING) {
-			pk__own_reset(&c->own);
+			if (oo)
+				oo->reset(&c->own);
 			pk__con_pos_init(&c->pos, head, false);
 			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
 			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
