@@ -46,7 +46,7 @@ coverage: deps
 	@find $(COVBUILD) -name '*.gcda' -delete
 	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_|install_consume' $(CTEST_FLAGS)
 	gcovr -r . $(COVBUILD) --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
-		--exclude 'src/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
+		--exclude 'src/format/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
 
 PREFIX ?= /usr/local
 INSTBUILD ?= build-install

@@ -20,7 +20,8 @@
 #include <printk/console.h>
 #include <printk/printk.h>
 
-#include "internal.h"	/* pk__stbsp_vsnprintf(): the formatter pk_printk uses */
+#include "format/format.h"
+#include "store/store.h"	/* pk__stbsp_vsnprintf(): the formatter pk_printk uses */
 #include "peers.h"
 
 /* libprintk arg: the mode, plus these */

@@ -31,8 +31,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"
@@ -954,8 +955,8 @@ static void test_console_on_store_fd(void **state)
 	cfg.buffer_size = STORE;
 	cfg.consoles = NULL;
 	assert_int_equal(pk_init(&cfg), 0);
-	assert_true(pk__g.mem_fd >= 0);
-	snprintf(spec, sizeof(spec), "fd:%d", pk__g.mem_fd);
+	assert_true(pk__st.mem_fd >= 0);
+	snprintf(spec, sizeof(spec), "fd:%d", pk__st.mem_fd);
 	tu_grab_start(&g);
 	i = pk_console_register_spec(spec);
 	msg = tu_grab_end(&g);

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "format.h"
+#include "console/consoles.h"
+#include "format/format.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

@@ -37,9 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "format.h"
-#include "internal.h"
+#include "console/consoles.h"
+#include "format/format.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/reader.h"
 #include "testutil.h"

@@ -26,8 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flush.h"
-#include "internal.h"
+#include "flush/flush.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"
@@ -208,7 +209,7 @@ static void test_nothing_strands_behind_filtered(void **state)
 /* What a writer preempted for good right after taking its seq leaves behind. */
 static uint64_t park_a_writer(void)
 {
-	return atomic_fetch_add(&pk__g.ring.h->seq_head, 1);
+	return atomic_fetch_add(&pk__st.ring.h->seq_head, 1);
 }
 
 static void parked_child(enum pk_mode mode)
@@ -919,7 +920,7 @@ static void intact_child(enum pk_mode mode)
 	_Atomic uint64_t *w;
 
 	init_mode(mode, 64 << 10);
-	first = pk__ring_next_seq(&pk__g.ring);
+	first = pk__ring_next_seq(&pk__st.ring);
 	for (i = 0; i < 3; i++)
 		pk_err("report line %llu with some text to damage\n", (unsigned long long)i);
 	TU_CHECK(pk__flush_seqs_intact(first, first + 2));
@@ -927,7 +928,7 @@ static void intact_child(enum pk_mode mode)
 	 * What a writer preempted for a lap does: store into the space of a
 	 * committed record.  Every record's text lies in the first lap here.
 	 */
-	for (w = pk__g.ring.data, i = 0; i < 64; i++, w++)
+	for (w = pk__st.ring.data, i = 0; i < 64; i++, w++)
 		if (atomic_load(w) != 0)
 			atomic_store(w, atomic_load(w) ^ 0x5a5a5a5a5a5a5a5aull);
 	TU_CHECK(!pk__flush_seqs_intact(first, first + 2));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Format safety: the formatter (pk__stbsp_vsnprintf, src/vsnprintf.c)
+ * Format safety: the formatter (pk__stbsp_vsnprintf, src/format/vsnprintf.c)
  * refuses %n in every spelling glibc's grammar or stb_sprintf's accepts,
  * without writing through the pointer, and counts padding past the
  * buffer's end instead of writing it, so a huge "%*d" costs what the
@@ -15,7 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "testutil.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The store gate's slots (src/printk.c, "GATE SLOTS"): a thread counts
+ * The store gate's slots (src/core/gate.c, "GATE SLOTS"): a thread counts
  * its pk_printk() calls in a slot of its own, with no locked instruction,
  * and pk_init() sees them through membarrier(2).  What must hold:
  *   - slots of threads that exited are taken over (more threads over a
@@ -34,7 +34,8 @@
 #include <ucontext.h>
 #endif
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/printk.h"
 #include "testutil.h"
 

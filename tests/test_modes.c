@@ -17,7 +17,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "flush.h"
+#include "flush/flush.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

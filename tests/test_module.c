@@ -35,7 +35,8 @@
 #include <unistd.h>
 
 #include "console/rfc5424.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "printk/reader.h"

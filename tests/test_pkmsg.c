@@ -21,7 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "testutil.h"
 
 #ifndef PKMSG_PATH
@@ -505,7 +506,7 @@ static void test_dropped_line(void **state)
 	if (pid == 0) {
 		init_store(path, 0);
 		pk_printk(PK_INFO, "before\n");
-		atomic_fetch_add(&pk__g.ring.h->seq_head, 2);	/* two writers died */
+		atomic_fetch_add(&pk__st.ring.h->seq_head, 2);	/* two writers died */
 		pk_printk(PK_INFO, "after\n");
 		_exit(0);
 	}
@@ -668,7 +669,7 @@ static void stop(pid_t pid, int fd, int sig)
 	tu_waitpid(pid, &status, CHILD_MS, sig == SIGINT ? "pkmsg -w after SIGINT" :
 						 "pkmsg -W after SIGTERM");
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sig);
-	assert_int_equal(atomic_load(&pk__g.ring.h->waiters), 0);
+	assert_int_equal(atomic_load(&pk__st.ring.h->waiters), 0);
 	close(fd);
 }
 

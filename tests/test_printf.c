@@ -7,7 +7,7 @@
  * time; the seed is printed).  The buffer is the record's size unless a
  * case cuts it shorter; glibc's text is compared within it.
  *
- * Where the formatter differs from glibc on purpose (see src/vsnprintf.c)
+ * Where the formatter differs from glibc on purpose (see src/format/vsnprintf.c)
  * the test says what it prints instead: %n, mixed or gapped positional
  * arguments, wide characters outside ASCII in the C locale.
  */
@@ -26,7 +26,8 @@
 #include <unistd.h>
 #include <wchar.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "testutil.h"

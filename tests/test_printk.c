@@ -11,7 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "printk/reader.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The kernel's %p extensions (src/ptrext.c, src/symtab.c): exact text for
+ * The kernel's %p extensions (src/format/ptrext.c, src/format/symtab.c): exact text for
  * each as Linux 6.1's vsprintf() prints it, the pointers it cannot read,
  * widths and precisions; that they are on in <printk/kernel.h>'s printk(),
  * pr_*(), pr_debug() and WARN() and under PK_KFMT / PK_LEVEL_KERNEL, and
@@ -20,8 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "ptrext.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "format/ptrext.h"
 #include "printk/console.h"
 #include "printk/kernel.h"
 #include "testutil.h"

@@ -9,7 +9,7 @@ static void carve_hook(void);
 /* A writer held between taking its seq and noting it (test_note_window). */
 static void note_hook(void);
 #define PK_RING_NOTE_HOOK()	note_hook()
-#include "../src/ringbuf.c"
+#include "../src/store/ringbuf.c"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -21,7 +21,8 @@ static void note_hook(void);
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "testutil.h"
 
 struct fixture {

@@ -42,7 +42,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/reader.h"
 #include "testutil.h"
 

@@ -21,8 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "ringbuf.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "store/ringbuf.h"
 #include "testutil.h"
 
 #define WRITERS		6

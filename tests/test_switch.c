@@ -29,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"

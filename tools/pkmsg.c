@@ -24,11 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "internal.h"	/* pk__mod_list_match() */
+#include "format/format.h"
+#include "format/format.h"
+#include "store/store.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
 #include "printk/reader.h"
-#include "ringbuf.h"
+#include "store/ringbuf.h"
 
 #define EXIT_NOSTORE	1
 #define EXIT_USAGE	2

@@ -1,17 +1,17 @@
 /*
  * conlock.pml - SPIN models of libprintk's console ownership.
  *
- * MODEL 1 (default): the console lock of handoff mode, src/conlock.c
+ * MODEL 1 (default): the console lock of handoff mode, src/flush/conlock.c
  *   pk__cl_trylock / pk__cl_lock_spinning / pk__cl_record_begin /
  *   pk__cl_record_end / pk__cl_unlock, driven by the caller path of
- *   src/flush.c: pk__flush_after_store() (store a record, then
+ *   src/flush/flush.c: pk__flush_after_store() (store a record, then
  *   console_trylock_spinning) and console_unlock() (the holder's loop:
  *   record_begin, emit, record_end with handoff; unlock; re-check pending;
  *   trylock again).
  *
  * MODEL 1 with -DRECS=1: the same, over records in progress and loglevels
  *   (issue 8, "nothing strands").  The record store's write steps of
- *   src/ringbuf.c (reserve, finalize the OPEN predecessor, commit FINAL or
+ *   src/store/ringbuf.c (reserve, finalize the OPEN predecessor, commit FINAL or
  *   OPEN, finalize itself), records printable or filtered by the console,
  *   the console's next_seq, and flush.c's stall_seq: a filtered writer
  *   takes part in printing only when a holder published that it stalled
@@ -23,7 +23,7 @@
  *   STUCK_EXACT=0 every caller that finds the lock held may return at
  *   once, which is all a legacy caller does.
  *
- * MODEL 2 (-DMODEL=2): the per-console ownership word, src/conlock.c
+ * MODEL 2 (-DMODEL=2): the per-console ownership word, src/flush/conlock.c
  *   pk__own_try / pk__own_acquire / pk__own_release, driven by
  *   console_unlock() (NORMAL, one record per ownership), pk__flush_direct()
  *   (EMERGENCY; with -DPANIC=1 also PANIC with hostile takeover).
@@ -151,14 +151,14 @@
 #ifndef STALL_CLEAR
 #define STALL_CLEAR 1	/* RECS: who clears stall_seq: 1 a holder whose last
 			   round did not stall, when next_seq is past it
-			   (stall_clear() in src/flush.c), writers never; 0 a
+			   (stall_clear() in src/flush/flush.c), writers never; 0 a
 			   filtered writer that takes part because of it
 			   (CAS S -> NONE), the design as first given */
 #endif
 #ifndef STALL_RECHECK
 #define STALL_RECHECK 1	/* RECS: 1 the re-check after unlock publishes stall_seq
 			   too when it finds the next record in progress; 0 only
-			   the loop's last look does (src/flush.c as of ccfb06b:
+			   the loop's last look does (src/flush/flush.c as of ccfb06b:
 			   finding F4, docs/conlock-model.md) */
 #endif
 #ifndef STUCK_EXACT

@@ -1,6 +1,6 @@
 /*
  * finalize.pml - SPIN model of how an OPEN record is finalized
- * (src/ringbuf.c: pk__ring_write's write:A, write:F, write:H, write:E,
+ * (src/store/ringbuf.c: pk__ring_write's write:A, write:F, write:H, write:E,
  * write:G; finalize(); open_done(); pk__ring_extend()).
  *
  * The promise checked: once every writer is done, no record but the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_config - libFuzzer target for the parsers of the PK_* variables
- * (src/config.c): sizes (PK_BUFFER_SIZE, rotate=), levels (PK_LOGLEVEL,
+ * (src/store/config.c): sizes (PK_BUFFER_SIZE, rotate=), levels (PK_LOGLEVEL,
  * @LEVEL, loglevel=) and modes (PK_MODE).
  *
  * Each input, cut at its first NUL, goes through all three, and each
@@ -15,7 +15,8 @@
 #include <strings.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 static int model_size(const char *s, unsigned long long *out)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_console - libFuzzer target for the PK_CONSOLE grammar
- * (src/console_spec.c): entries, @LEVEL, %RATE, KEY=VALUE options,
+ * (src/console/console_spec.c): entries, @LEVEL, %RATE, KEY=VALUE options,
  * quotes and escapes, every console kind's address syntax.
  *
  * The input, cut at its first NUL, is parsed by pk__console_spec_check():
@@ -14,7 +14,9 @@
 #include <errno.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "console/consoles.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_dyndbg - libFuzzer target for PK_DYNDBG and pk_dyndbg_exec()
- * queries (src/dyndbg.c): the kernel's dynamic debug grammar (match
+ * queries (src/kernel/dyndbg.c): the kernel's dynamic debug grammar (match
  * specs, quotes, escapes, line ranges, wildcards, flag changes), several
  * queries per input separated by ';' or newlines.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_modules - libFuzzer target for PK_MODULES ("pattern=level,...",
- * src/module.c) and the module-name globs behind it.
+ * src/core/module.c) and the module-name globs behind it.
  *
  * A few modules are registered once.  For each input (cut at its first
  * NUL) their levels are set back to their defaults and the input is
@@ -12,7 +12,8 @@
  * ignored must agree, the rule table's limit (32 patterns) included.
  */
 #include "fuzz_common.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/printk.h"
 
 static struct pk_module mods[] = {

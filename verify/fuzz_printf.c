@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fuzz_printf - differential libFuzzer target for the printf engine
- * (src/vsnprintf.c) against glibc's vsnprintf(), byte for byte.
+ * (src/format/vsnprintf.c) against glibc's vsnprintf(), byte for byte.
  *
  * The input is read as a program: it builds a format of literal text,
  * "%%" and conversions with random flags (-+ #0'), widths and precisions
@@ -25,7 +25,8 @@
 #include <stdarg.h>
 
 #include "fuzz_common.h"
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 #define REC	(PK_RECORD_MAX + 2)
 

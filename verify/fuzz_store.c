@@ -80,8 +80,9 @@
 #define ASAN_UNPOISON_MEMORY_REGION(addr, size)	((void)(addr), (void)(size))
 #endif
 
-#include "format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "format/format.h"
+#include "store/store.h"
 
 /*
  * The model's own loops (generated text, the states written, comparisons

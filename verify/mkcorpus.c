@@ -19,7 +19,8 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 #define L2	PK_RING_MIN_DATA_LOG2
 

@@ -1,7 +1,8 @@
 /*
  * panicgate.pml - SPIN model of the store gate against a panic
- * (src/printk.c: pk__gate_enter, vprintk's panic check, pk__gate_exit,
- * pk__gates_quiesce; src/panic.c: panic_begin, flush_everything).
+ * (src/core/gate.c: pk__gate_enter, pk__gate_exit, pk__gates_quiesce;
+ * src/printk.c: vprintk's panic check; src/flush/panic.c: panic_begin,
+ * flush_everything).
  *
  * The promise checked: when the panicking thread ends (abort()), every
  * record whose pk_printk() had returned success has been printed.

@@ -85,9 +85,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "internal.h"
-#include "pathwalk.h"
+#include "console/consoles.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "store/pathwalk.h"
 #include "printk/console.h"
 #include "wfd.h"
 

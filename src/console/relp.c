@@ -126,8 +126,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomics.h"
-#include "futex.h"
+#include "core/atomics.h"
+#include "core/futex.h"
 #include "printk/console.h"
 #include "relp.h"
 #include "resolve.h"

@@ -18,8 +18,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 
-#include "internal.h"
-#include "symtab.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "format/symtab.h"
 #include "printk/printk.h"
 #include "printk/warn.h"
 

@@ -180,9 +180,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsize.h"
-#include "internal.h"
-#include "pathwalk.h"
+#include "core/fsize.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "store/pathwalk.h"
 
 /* Lock the whole file: F_RDLCK, F_WRLCK or F_UNLCK.  0 or -errno. */
 static int ofd_lock(int fd, short type, bool wait)

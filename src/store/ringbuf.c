@@ -255,8 +255,8 @@
  * longer owns; the data check (lpos_head - lpos <= D) and the block's full
  * 64-bit seq still make every reader reject the record.
  */
-#include "ringbuf.h"
-#include "atomics.h"
+#include "store/ringbuf.h"
+#include "core/atomics.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -29,8 +29,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "internal.h"
+#include "console/consoles.h"
+#include "format/format.h"
+#include "store/store.h"
 
 /* HOST:PORT or [IPV6]:PORT */
 static int net_entry(char *s, struct pk_console_driver *drv)
@@ -409,7 +410,7 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		if (!drv)
 			return 0;
 		/* Not the store file's own: text would land on its header. */
-		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__g.mem_fd)
+		if (fcntl((int)fd, F_GETFD) < 0 || (int)fd == pk__st.mem_fd)
 			return -EBADF;
 		return pk_console_fd_make((int)fd, drv);
 	}

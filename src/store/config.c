@@ -2,7 +2,10 @@
 /*
  * config.c - pk_config defaults and the PK_* environment, read like a
  * kernel command line.  A malformed variable is reported on stderr, naming
- * the value given, and ignored; it never aborts the program.
+ * the value given, and ignored; it never aborts the program.  Also the
+ * parsers of sizes, levels and modes that PK_CONSOLE and PK_MODULES share,
+ * and the check pk_init() makes of a configuration.  In store/ because
+ * PK_BUFFER_SIZE takes the ring's layout (pk__store_size_for()).
  *
  * Every PK_* variable is read with secure_getenv(): a set-user-ID or
  * set-group-ID program (or one with file capabilities) ignores them all and
@@ -16,7 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 int pk__parse_mode(const char *s, enum pk_mode *mode)
 {
@@ -187,4 +191,19 @@ void pk_config_init(struct pk_config *cfg)
 		else
 			cfg->print_budget_us = (unsigned)b;
 	}
+}
+
+int pk__config_check(const struct pk_config *c)
+{
+	if (c->buffer_size < PK_BUFFER_SIZE_MIN || c->buffer_size > PK_BUFFER_SIZE_MAX)
+		return -EINVAL;
+	if (c->mode != PK_MODE_HANDOFF && c->mode != PK_MODE_LEGACY && c->mode != PK_MODE_THREAD)
+		return -EINVAL;
+	if (c->console_loglevel < 0 || c->console_loglevel > 8)
+		return -EINVAL;
+	if (c->default_level < PK_EMERG || c->default_level > PK_DEBUG)
+		return -EINVAL;
+	if (c->facility < 0 || c->facility > 23)
+		return -EINVAL;
+	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * symtab.c - the symbol that contains a code address, for %pS and the
- * backtraces, from any context.
+ * backtraces, from any context.  It writes its text itself: the printf
+ * engine calls the %p extensions, which call this file, and nothing here
+ * calls back.
  *
  * dladdr() takes the dynamic loader's lock: a signal handler that
  * interrupted dlopen() would wait for itself.  This file reads what the
@@ -30,8 +32,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "internal.h"
-#include "symtab.h"
+#include "core/core.h"
+#include "format/format.h"
+#include "format/symtab.h"
 
 /* st_info's halves, the same for ELF32 and ELF64. */
 #define ST_BIND(i)	((unsigned)(i) >> 4)
@@ -162,27 +165,82 @@ int pk__sym_lookup(uintptr_t addr, struct pk__sym *sym)
 	return 0;
 }
 
+/*
+ * The text of a symbol, built here rather than by the printf engine
+ * (format/vsnprintf.c), which calls into the %p extensions that call this
+ * file: no circle.  The same bytes as snprintf() would write; the length
+ * counts what did not fit, as snprintf()'s return does.
+ */
+struct sym_out {
+	char *buf;
+	size_t size, len;	/* len: bytes wanted so far */
+};
+
+static void put_c(struct sym_out *o, char c)
+{
+	if (o->len + 1 < o->size)
+		o->buf[o->len] = c;
+	o->len++;
+}
+
+static void put_s(struct sym_out *o, const char *str)
+{
+	while (*str)
+		put_c(o, *str++);
+}
+
+/* @v in base @base (10 or 16, lower case), at least @width digits. */
+static void put_u(struct sym_out *o, unsigned long v, unsigned base, int width)
+{
+	char d[24];
+	int n = 0;
+
+	do {
+		d[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	while (n < width)
+		d[n++] = '0';
+	while (n)
+		put_c(o, d[--n]);
+}
+
+static size_t sym_out_end(struct sym_out *o)
+{
+	o->buf[o->len < o->size ? o->len : o->size - 1] = '\0';
+	return o->len < o->size ? o->len : o->size - 1;
+}
+
+static void put_module(struct sym_out *o, const char *module)
+{
+	if (module) {
+		put_s(o, " [");
+		put_s(o, module);
+		put_s(o, "]");
+	}
+}
+
 size_t pk__sym_format(char *buf, size_t size, uintptr_t addr, int offset, int backtrace)
 {
 	struct pk__sym s;
-	int n;
+	struct sym_out o = { buf, size, 0 };
 
 	if (!size)
 		return 0;
-	if (pk__sym_lookup(addr - (backtrace ? 1 : 0), &s) < 0)
-		n = pk__stbsp_snprintf(buf, (int)size, "0x%lx", (unsigned long)addr);
-	else if (offset)
-		n = pk__stbsp_snprintf(buf, (int)size, "%s+0x%lx/0x%lx%s%s%s", s.name,
-				       (unsigned long)(addr - s.start), (unsigned long)s.size,
-				       s.module ? " [" : "", s.module ? s.module : "",
-				       s.module ? "]" : "");
-	else
-		n = pk__stbsp_snprintf(buf, (int)size, "%s%s%s%s", s.name,
-				       s.module ? " [" : "", s.module ? s.module : "",
-				       s.module ? "]" : "");
-	if (n < 0)
-		n = 0;
-	return (size_t)n < size ? (size_t)n : size - 1;
+	if (pk__sym_lookup(addr - (backtrace ? 1 : 0), &s) < 0) {
+		put_s(&o, "0x");
+		put_u(&o, (unsigned long)addr, 16, 1);
+	} else {
+		put_s(&o, s.name);
+		if (offset) {
+			put_s(&o, "+0x");
+			put_u(&o, (unsigned long)(addr - s.start), 16, 1);
+			put_s(&o, "/0x");
+			put_u(&o, (unsigned long)s.size, 16, 1);
+		}
+		put_module(&o, s.module);
+	}
+	return sym_out_end(&o);
 }
 
 /*
@@ -232,8 +290,8 @@ size_t pk__sym_frame(char *buf, size_t size, int idx, uintptr_t addr)
 {
 	struct pk__sym s;
 	const char *obj = "?";
+	struct sym_out o = { buf, size, 0 };
 	uintptr_t base;
-	int n;
 
 	if (!size)
 		return 0;
@@ -249,9 +307,18 @@ size_t pk__sym_frame(char *buf, size_t size, int idx, uintptr_t addr)
 	} else {
 		obj = s.module ? s.module : program_invocation_short_name;
 	}
-	n = pk__stbsp_snprintf(buf, (int)size, " #%02d 0x%lx %s+0x%lx [%s]", idx,
-			       (unsigned long)addr, s.name, (unsigned long)(addr - s.start), obj);
-	if (n < 0)
-		n = 0;
-	return (size_t)n < size ? (size_t)n : size - 1;
+	put_s(&o, " #");
+	if (idx < 0)
+		put_c(&o, '-');
+	put_u(&o, idx < 0 ? -(unsigned long)idx : (unsigned long)idx, 10, idx < 0 ? 1 : 2);
+	put_s(&o, " 0x");
+	put_u(&o, (unsigned long)addr, 16, 1);
+	put_c(&o, ' ');
+	put_s(&o, s.name);
+	put_s(&o, "+0x");
+	put_u(&o, (unsigned long)(addr - s.start), 16, 1);
+	put_s(&o, " [");
+	put_s(&o, obj);
+	put_c(&o, ']');
+	return sym_out_end(&o);
 }

@@ -46,7 +46,7 @@ void pk__flush_atfork_child(void);
  * console at @prio (EMERGENCY: at a record boundary; PANIC: by force if
  * its owner is stuck).  Return: records printed.  Async-signal-safe.
  */
-#include "conlock.h"
+#include "flush/conlock.h"
 int pk__flush_direct(enum pk__prio prio);
 /*
  * Panic only: are records @first..@last all intact in the store?  And

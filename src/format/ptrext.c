@@ -32,9 +32,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
-#include "ptrext.h"
-#include "symtab.h"
+#include "core/core.h"
+#include "format/format.h"
+#include "format/ptrext.h"
+#include "format/symtab.h"
 
 #define MAX_ERRNO	4095
 #define HEX_MAX		64		/* %ph prints at most 64 bytes */

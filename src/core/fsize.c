@@ -24,7 +24,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "fsize.h"
+#include "core/fsize.h"
 
 void pk__fsize_hold(struct pk__fsize_hold *h)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptrext.h - the kernel's %p extensions (src/ptrext.c), for the formatter.
+ * ptrext.h - the kernel's %p extensions (ptrext.c), for the formatter.
  */
 #ifndef PK_PTREXT_H
 #define PK_PTREXT_H

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "format.h"
+#include "format/format.h"
 #include "printk/printk.h"
 
 int pk__stbsp_snprintf(char *buf, int count, const char *fmt, ...);

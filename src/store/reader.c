@@ -9,7 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 
 struct pk_reader {
 	struct pk_ring ring;		/* a view: our own store's, or a file's */
@@ -21,7 +22,7 @@ struct pk_reader {
 	int fd;				/* the store file, or -1 */
 	bool image;			/* map is the caller's (pk__reader_open_image) */
 	bool writable;			/* the region may be written */
-	uint32_t gen;			/* own store: pk__g.store_gen at open */
+	uint32_t gen;			/* own store: pk__st.store_gen at open */
 };
 
 /*
@@ -38,7 +39,7 @@ static bool view_enter(struct pk_reader *r)
 	if (!pk__gate_enter())
 		return false;
 	/* Relaxed: ordered after the gate's seq_cst look at the state (gate:A). */
-	if (atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed) == r->gen)
+	if (atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed) == r->gen)
 		return true;
 	pk__gate_exit();
 	return false;
@@ -67,8 +68,8 @@ struct pk_reader *pk_reader_open(void)
 		errno = EAGAIN;	/* the store is being replaced or released */
 		return NULL;
 	}
-	r->ring = pk__g.ring;
-	r->gen = atomic_load_explicit(&pk__g.store_gen, memory_order_relaxed);
+	r->ring = pk__st.ring;
+	r->gen = atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed);
 	r->fd = -1;
 	r->writable = true;
 	pk__ring_reader_init(&r->rd, &r->ring, false);

@@ -122,14 +122,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "atomics.h"
-#include "conlock.h"
+#include "core/atomics.h"
+#include "flush/conlock.h"
 #include "console/wfd.h"
-#include "consoles.h"
-#include "flush.h"
-#include "futex.h"
-#include "internal.h"
-#include "panic.h"
+#include "console/consoles.h"
+#include "flush/flush.h"
+#include "core/futex.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "flush/panic.h"
 
 #define LMM(label)
 
@@ -378,7 +379,7 @@ static bool recursion_reached(struct pk_console *c)
 /* The lowest position of a console behind the store's head, or PK__NO_SEQ. */
 static uint64_t behind_head(void)
 {
-	uint64_t head = pk__ring_next_seq(&pk__g.ring), min = slowest();
+	uint64_t head = pk__ring_next_seq(&pk__st.ring), min = slowest();
 
 	return min < head ? min : PK__NO_SEQ;
 }
@@ -458,7 +459,7 @@ again:
 			if (st->budget_ns && r != PK_EMIT_SKIPPED)
 				spent += pk__now_ns() - t1;
 			if (r == PK_EMIT_NONE) {
-				head = pk__ring_next_seq(&pk__g.ring);
+				head = pk__ring_next_seq(&pk__st.ring);
 				pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
 				if (pos < head && pos < stalled)
 					stalled = pos;	/* a record in progress */
@@ -655,7 +656,7 @@ static uint64_t finalize_open(uint64_t poll_ns)
 		/* LMM(fl:F) */
 		if (atomic_compare_exchange_weak_explicit(&F.open_at, &at, 0, memory_order_relaxed,
 							  memory_order_relaxed)) {
-			pk__ring_finalize_last(&pk__g.ring);
+			pk__ring_finalize_last(&pk__st.ring);
 			if (mode_now() == PK_MODE_THREAD)
 				wake_printers();	/* each printer its console */
 			break;
@@ -736,11 +737,11 @@ static void *printer_main(void *arg)
 			 * poll, soon: records after it may be overwritten
 			 * meanwhile (the reader gives it up when they would be).
 			 */
-			if (pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) && poll > STALL_POLL_NS)
+			if (pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) && poll > STALL_POLL_NS)
 				poll = STALL_POLL_NS;
 			pk__futex_wait(&p->wake, w, poll);
 			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
-			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) &&
+			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) &&
 			    pk__own_try(&c->own, tid)) {
 				/* Let the reader time out an abandoned record. */
 				pk__con_emit(c, NULL, NULL, false, tid);
@@ -953,7 +954,7 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 			if (r == PK_EMIT_LOST || !panic)
 				break;
 			/* Nothing readable: caught up, or a record in progress. */
-			if (!pk__con_behind(c, pk__ring_next_seq(&pk__g.ring)) ||
+			if (!pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) ||
 			    pw->spent_ns >= 4 * PANIC_STALL_ALL_NS)
 				break;
 			nanosleep(&nap, NULL);
@@ -1055,7 +1056,7 @@ int pk__flush_direct(enum pk__prio prio)
 {
 	uint32_t tid = pk__tid();
 	bool panic = prio == PK_PRIO_PANIC;
-	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__g.ring);
+	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__st.ring);
 	struct panic_wait pw = { 0 };
 	struct pk_console *c;
 	int i, pass, printed = 0;
@@ -1089,7 +1090,7 @@ bool pk__flush_seqs_intact(uint64_t first, uint64_t last)
 	struct pk_ring_rec rec;
 	uint64_t want = first;
 
-	pk__ring_reader_init(&rd, &pk__g.ring, false);
+	pk__ring_reader_init(&rd, &pk__st.ring, false);
 	rd.next = first;
 	rd.stall_limit_ns = 0;
 	while (want <= last && pk__ring_read(&rd, &rec) == 1 && rec.seq == want)
@@ -1442,7 +1443,7 @@ static void takeover(uint64_t target, unsigned stalled_ms)
 	/* Stored and printed at once (emergency) on every console that can be taken. */
 	pk_emergency_enter();
 	for (i = 0; i < k; i++)
-		pk_printk(PK_ALERT, "** console \"%s\" is stuck in write() (no progress for %u ms): "
+		pk__front_printk(PK_ALERT, "** console \"%s\" is stuck in write() (no progress for %u ms): "
 			  "up to %llu records not printed on it **\n", stuck[i].name, stalled_ms,
 			  (unsigned long long)stuck[i].n);
 	pk_emergency_exit();
@@ -1541,8 +1542,8 @@ int pk_flush(int timeout_ms)
 		if (ret < 0)
 			return ret == -ENODEV ? 0 : ret;
 	}
-	pk__ring_finalize_last(&pk__g.ring);
-	ret = flush_until_ex(pk__ring_next_seq(&pk__g.ring), timeout_ms, 0, TAKEOVER_MS, false);
+	pk__ring_finalize_last(&pk__st.ring);
+	ret = flush_until_ex(pk__ring_next_seq(&pk__st.ring), timeout_ms, 0, TAKEOVER_MS, false);
 	pk__gate_exit();
 	return ret;
 }
@@ -1585,14 +1586,14 @@ static void exit_flush(void)
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
 	pk__early_drain();	/* a straggler of the first call's race */
-	pk__ring_finalize_last(&pk__g.ring);
+	pk__ring_finalize_last(&pk__st.ring);
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console
 	 * that logs on every write, or a storm from threads still running,
 	 * must not keep the process from exiting.  A console stuck in
 	 * write() is left once the others are printed (takeover()).
 	 */
-	flush_until_ex(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS,
+	flush_until_ex(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS,
 		       TAKEOVER_MS, true);
 }
 
@@ -1647,8 +1648,8 @@ __attribute__((destructor)) static void flush_fini(void)
 
 		pk_config_init(&cfg);
 		cfg.flags |= PK_CFG_NO_ATEXIT;
-		if (pk_init(&cfg) == 0)
-			flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+		if (pk__front_init(&cfg) == 0)
+			flush_until(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
 	}
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
 		return;
@@ -1675,12 +1676,18 @@ __attribute__((destructor)) static void flush_fini(void)
 		/* LMM(fl:G) */
 		atomic_store_explicit(&exit_sync, true, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
-		pk__ring_finalize_last(&pk__g.ring);
-		flush_until_ex(pk__ring_next_seq(&pk__g.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
+		pk__ring_finalize_last(&pk__st.ring);
+		flush_until_ex(pk__ring_next_seq(&pk__st.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
 			       TAKEOVER_MS, true);
 		pk__gate_exit();
 	}
 }
+
+/* Who owns a console, as the registry asks it (console/consoles.h). */
+static const struct pk__con_owner_ops con_owner_ops = {
+	.owner = pk__own_owner,
+	.reset = pk__own_reset,
+};
 
 int pk__flush_init(const struct pk_config *cfg)
 {
@@ -1688,13 +1695,14 @@ int pk__flush_init(const struct pk_config *cfg)
 	uint64_t n;
 	int ret;
 
+	pk__con_owner_register(&con_owner_ops);
 	memset(&F, 0, sizeof(F));
 	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
 			      memory_order_relaxed);
-	n = pk__g.ring.desc_mask + 1;
+	n = pk__st.ring.desc_mask + 1;
 	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
-	atomic_store_explicit(&F.low_water, pk__g.attach_seq, memory_order_relaxed);
+	atomic_store_explicit(&F.low_water, pk__st.attach_seq, memory_order_relaxed);
 	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
 	pk__con_set_hooks(&hooks);
 	if (cfg->mode != PK_MODE_THREAD) {
@@ -1768,14 +1776,14 @@ void pk__flush_stop_threads(void)
 
 int pk__flush_reconfigure(const struct pk_config *cfg)
 {
-	uint64_t n = pk__g.ring.desc_mask + 1, low;
+	uint64_t n = pk__st.ring.desc_mask + 1, low;
 	int ret = 0, cancel;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	/* The store may be another one: its size, and every console's place in it. */
 	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
 	low = slowest();
-	atomic_store_explicit(&F.low_water, low != UINT64_MAX ? low : pk__g.attach_seq,
+	atomic_store_explicit(&F.low_water, low != UINT64_MAX ? low : pk__st.attach_seq,
 			      memory_order_relaxed);
 	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
@@ -1812,7 +1820,7 @@ int pk__flush_reconfigure(const struct pk_config *cfg)
 
 void pk__flush_shutdown(void)
 {
-	flush_until(pk__ring_next_seq(&pk__g.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+	flush_until(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
 	stop_rescue();
 	pk__con_unregister_all();
 	pk__cl_reset(&F.lock);
@@ -1822,7 +1830,7 @@ void pk__flush_atfork_prepare(void)
 {
 	pk__con_atfork_prepare();
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
-		F.fork_head = pk__ring_next_seq(&pk__g.ring);
+		F.fork_head = pk__ring_next_seq(&pk__st.ring);
 }
 
 void pk__flush_atfork_parent(void)
@@ -1862,15 +1870,15 @@ void pk__flush_atfork_child(void)
 	 * writing; those threads did not survive fork(), so retire their
 	 * records.  A shared (file) store is still written by the parent.
 	 */
-	if (pk__g.mem_fd < 0)
-		pk__ring_recover(&pk__g.ring);
+	if (pk__st.mem_fd < 0)
+		pk__ring_recover(&pk__st.ring);
 	else
 		/*
 		 * The copy of the own table names the seqs the parent's
 		 * threads took up to the fork: from the fork on they are
 		 * another process's records, not the child's to count.
 		 */
-		pk__ring_own_forget(&pk__g.ring, F.fork_head, pk__ring_next_seq(&pk__g.ring));
+		pk__ring_own_forget(&pk__st.ring, F.fork_head, pk__ring_next_seq(&pk__st.ring));
 #ifdef PK_TSAN
 	/*
 	 * ThreadSanitizer cannot start threads in the child of a threaded

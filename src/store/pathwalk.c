@@ -51,8 +51,9 @@
 #include <linux/magic.h>
 #include <sys/vfs.h>
 
-#include "internal.h"
-#include "pathwalk.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "store/pathwalk.h"
 
 void pk__walk_init(struct pk__walk *w)
 {

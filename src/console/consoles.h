@@ -12,10 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "conlock.h"
-#include "format.h"
+#include "core/core.h"
+#include "format/format.h"
 #include "printk/console.h"
-#include "ringbuf.h"
+#include "store/store.h"
 
 /* PK_MAX_CONSOLES: printk/console.h */
 
@@ -188,5 +188,30 @@ void pk__con_atfork_parent(void);
 void pk__file_atfork_prepare(void);
 void pk__file_atfork_parent(void);
 void pk__file_atfork_child(void);
+
+/*
+ * console_spec.c: PK_CONSOLE at init.  As pk_console_register_spec(), but
+ * if entries were given and none could be used, stderr is registered
+ * instead, with one warning.  Return: consoles registered, or -EINVAL.
+ */
+int pk__console_register_env(const char *spec);
+/*
+ * The same grammar parsed only (fuzzing, tests): nothing is opened,
+ * resolved, registered or said.  Return: the entries that would be made
+ * (with their options), *@nbad the entries refused; -EINVAL for NULL.
+ */
+int pk__console_spec_check(const char *spec, int *nbad);
+
+/*
+ * What the flush wing, which owns consoles (flush/conlock.c), tells the
+ * registry, registered by pk__flush_init(): who owns @c now (0: nobody),
+ * and forgetting every owner in a fork child.  Until then nobody owns a
+ * console.
+ */
+struct pk__con_owner_ops {
+	uint32_t (*owner)(const struct pk__conown *o);
+	void (*reset)(struct pk__conown *o);
+};
+void pk__con_owner_register(const struct pk__con_owner_ops *ops);
 
 #endif /* PK_CONSOLES_H */

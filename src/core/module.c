@@ -2,7 +2,8 @@
 /*
  * module.c - modules: the registry of struct pk_module, their runtime
  * levels, the level patterns (pk_module_set_level(), PK_MODULES), and the
- * module-name patterns consoles and pkmsg filter with.
+ * module-name patterns consoles and pkmsg filter with, and whether a
+ * module's level drops a record (pk__mod_drops(), pk_module_dropped()).
  *
  * What a call site needs is in the module object itself (its level, read
  * with one relaxed load by pk__mod_pass() and vprintk()); this file is
@@ -16,7 +17,7 @@
  * dlopen()ed plugin) gets the level a user asked for by pattern: the last
  * pattern that matches wins, as the last assignment would.
  */
-#include "internal.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -357,4 +358,40 @@ int pk_module_list_cb(int (*cb)(const char *name, int level, void *arg), void *a
 	}
 	pthread_mutex_unlock(&lock);
 	return n;
+}
+
+/*
+ * A record dropped by its module's level: if it leaves a line open (its
+ * format has no final newline), the continuations of that line go with
+ * it; a complete line leaves the thread's open line, if any, as it was.
+ */
+static void mod_note_dropped(const char *fmt)
+{
+	size_t n = fmt ? strlen(fmt) : 0;
+
+	if (!n || fmt[n - 1] != '\n')
+		pk__self.mod_dropped = true;
+}
+
+/*
+ * Does module @mod drop a record of @level (a continuation: @cont)?  A
+ * continuation goes with the line it continues: dropped if that line was.
+ * A record stored starts a new line: its continuations are kept.
+ */
+bool pk__mod_drops(const struct pk_module *mod, int level, bool cont, const char *fmt)
+{
+	if (cont)
+		return pk__self.mod_dropped;
+	if (mod && level > __atomic_load_n(&mod->level, __ATOMIC_RELAXED)) {
+		mod_note_dropped(fmt);
+		return true;
+	}
+	pk__self.mod_dropped = false;
+	return false;
+}
+
+int pk_module_dropped(const char *fmt)
+{
+	mod_note_dropped(fmt);
+	return 0;
 }

@@ -67,8 +67,9 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "internal.h"
-#include "ptrext.h"
+#include "core/core.h"
+#include "format/format.h"
+#include "format/ptrext.h"
 
 #define PK_FMT_ARG_MAX	64
 

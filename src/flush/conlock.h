@@ -26,6 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/core.h"
+
 struct pk__conlock {
 	_Atomic uint64_t word;		/* owner | waiter << 30 | ACTIVE | BUDGET */
 	_Atomic uint32_t handoff_seq;	/* futex word: bumped at each handoff */
@@ -111,9 +113,7 @@ void pk__cl_reset(struct pk__conlock *l);
 
 enum pk__prio { PK_PRIO_NONE, PK_PRIO_NORMAL, PK_PRIO_EMERGENCY, PK_PRIO_PANIC };
 
-struct pk__conown {
-	_Atomic uint64_t word;		/* owner tid | prio << 32 | request << 34 | UNSAFE */
-};
+/* struct pk__conown: core/core.h (a console carries it). */
 
 /* NORMAL: take the console if free and no higher priority asks for it. */
 bool pk__own_try(struct pk__conown *o, uint32_t tid);

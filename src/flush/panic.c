@@ -29,10 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flush.h"
-#include "internal.h"
-#include "panic.h"
-#include "symtab.h"
+#include "flush/flush.h"
+#include "format/format.h"
+#include "store/store.h"
+#include "flush/panic.h"
+#include "format/symtab.h"
 
 _Atomic uint32_t pk__panic_tid;
 
@@ -194,12 +195,12 @@ static void flush_everything(void)
 		return;
 	}
 	pk__gates_quiesce(QUIESCE_MS);
-	next = pk__ring_next_seq(&pk__g.ring);
-	pk__ring_finalize_last(&pk__g.ring);
+	next = pk__ring_next_seq(&pk__st.ring);
+	pk__ring_finalize_last(&pk__st.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
-	if (pk__ring_next_seq(&pk__g.ring) == next)
+	if (pk__ring_next_seq(&pk__st.ring) == next)
 		return;		/* nothing reserved since the flush began */
-	pk__ring_finalize_last(&pk__g.ring);
+	pk__ring_finalize_last(&pk__st.ring);
 	pk__flush_direct(PK_PRIO_PANIC);
 }
 
@@ -392,7 +393,6 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
  */
 #define CRASH_STACK	(64 * 1024)
 
-_Atomic uint32_t pk__crash_stack_gen;
 static pthread_key_t stack_key;
 static _Atomic bool stack_key_ok;
 static size_t stack_guard;	/* the page size, set before pk__crash_stack_gen */
@@ -445,7 +445,7 @@ static void stack_make(bool keep)
 		pthread_setspecific(stack_key, p);
 }
 
-void pk__crash_stack_thread(void)
+static void crash_stack_thread(void)
 {
 	/*
 	 * Acquire: stack_guard and the key, set before the generation was
@@ -477,7 +477,9 @@ int pk_crash_handler_install(void)
 		/* The installing thread survives its stack overflow in any case. */
 		stack_make(atomic_load_explicit(&stack_key_ok, memory_order_relaxed));
 		pk__self.stack_gen = 1;
-		/* Release: stack_guard and the key, for pk__crash_stack_thread()'s acquire. */
+		/* The hook first: a thread that sees the generation finds it (core/state.c). */
+		pk__crash_stack_register(crash_stack_thread);
+		/* Release: stack_guard and the key, for crash_stack_thread()'s acquire. */
 		atomic_store_explicit(&pk__crash_stack_gen, 1, memory_order_release);
 	}
 	memset(&sa, 0, sizeof(sa));

@@ -72,7 +72,7 @@
  *   A waiting request survives a release, so a NORMAL owner cannot take the
  *   console again in front of an EMERGENCY or PANIC printer waiting for it.
  */
-#include "conlock.h"
+#include "flush/conlock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -80,7 +80,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "futex.h"
+#include "core/futex.h"
 
 #define LMM(label)
 

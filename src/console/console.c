@@ -22,8 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "consoles.h"
-#include "internal.h"
+#include "console/consoles.h"
 
 #define LMM(label)
 #define DRAINING ((struct pk_console *)1)
@@ -189,7 +188,7 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
 		pk__con_update_utc_offset();
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
-	pk__con_pos_init(&c->pos, pk__g.attach_seq, false);
+	pk__con_pos_init(&c->pos, pk__st.attach_seq, false);
 	atomic_init(&c->next_seq, c->pos.expect);
 	atomic_init(&c->undecided, UINT64_MAX);
 
@@ -661,7 +660,7 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 
 void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
 {
-	pk__ring_reader_init(&pos->rd, &pk__g.ring, false);
+	pk__ring_reader_init(&pos->rd, &pk__st.ring, false);
 	if (pos->rd.next < seq)
 		pos->rd.next = seq;
 	/*
@@ -684,12 +683,12 @@ static bool undecided_ready(struct pk_console *c, uint64_t below)
 {
 	uint64_t u = atomic_load_explicit(&c->undecided, memory_order_relaxed);
 
-	return u < below && pk__ring_claimed(&pk__g.ring, u);
+	return u < below && pk__ring_claimed(&pk__st.ring, u);
 }
 
 bool pk__con_pending(struct pk_console *c)
 {
-	return pk__ring_readable(&pk__g.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
+	return pk__ring_readable(&pk__st.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
 	       undecided_ready(c, UINT64_MAX);
 }
 
@@ -720,10 +719,23 @@ static void publish(struct pk_console *c, struct pk__con_pos *pos)
 		;
 }
 
+/*
+ * The flush wing's view of who owns a console (pk__con_owner_register()).
+ * Release store, acquire loads: the table is seen whole.
+ */
+static _Atomic(const struct pk__con_owner_ops *) owner_ops;
+
+void pk__con_owner_register(const struct pk__con_owner_ops *ops)
+{
+	atomic_store_explicit(&owner_ops, ops, memory_order_release);
+}
+
 /* Do we (@tid) still own @c?  0: the caller does not check. */
 static bool still_ours(struct pk_console *c, uint32_t tid)
 {
-	return !tid || pk__own_owner(&c->own) == tid;
+	const struct pk__con_owner_ops *o = atomic_load_explicit(&owner_ops, memory_order_acquire);
+
+	return !tid || !o || o->owner(&c->own) == tid;
 }
 
 static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_lost *lost,
@@ -987,6 +999,7 @@ void pk__con_atfork_parent(void)
 
 void pk__con_atfork_child(uint64_t head)
 {
+	const struct pk__con_owner_ops *oo = atomic_load_explicit(&owner_ops, memory_order_acquire);
 	struct pk_console *c;
 	int i;
 
@@ -996,7 +1009,8 @@ void pk__con_atfork_child(uint64_t head)
 		atomic_store_explicit(&slots[i].users, 0, memory_order_relaxed);
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING) {
-			pk__own_reset(&c->own);
+			if (oo)
+				oo->reset(&c->own);
 			pk__con_pos_init(&c->pos, head, false);
 			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
 			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);

@@ -28,8 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "format.h"
-#include "internal.h"
+#include "format/format.h"
+#include "format/format.h"
+#include "store/store.h"
 
 #define EARLY_DATA_LOG2	16u	/* 64 KiB of text: some 500 records; untouched pages cost nothing */
 #define EARLY_DESC_LOG2	(EARLY_DATA_LOG2 - PK_RING_DESC_SHIFT)
@@ -177,7 +178,7 @@ static uint64_t migrate_once(void)
 	rd.stall_limit_ns = EARLY_STALL_NS;
 	for (;;) {
 		if (pk__ring_read(&rd, &rec) == 1) {
-			if (pk__ring_write(&pk__g.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
+			if (pk__ring_write(&pk__st.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
 				moved++;
 			/* Record by record: a thread waiting in settle() goes on early. */
 			if (rec.seq + 1 == rd.next && rd.next - from == moved)
@@ -207,7 +208,7 @@ static uint64_t migrate_once(void)
 		for (l = 0; l <= 8; l++)
 			note.cum[l] = n;
 		note.unknown = n;
-		pk__lost_note_write(&pk__g.ring, &note, &seq);
+		pk__lost_note_write(&pk__st.ring, &note, &seq);
 	}
 	/* Release: a thread that sees its record passed sees it stored (settle). */
 	atomic_store_explicit(&migrated, rd.next, memory_order_release);

@@ -41,7 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "format/format.h"
+#include "store/store.h"
 #include "printk/dyndbg.h"
 
 #define NAME_MAX_LEN	64	/* module names kept for objects */

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * state.c - process-wide state: the library's life-cycle word and
+ * configuration (pk__g), each thread's state (pk__self), the thread id and
+ * the clock, error text (pk_strerror), and the hooks through which the
+ * wings below reach the front door and the crash handler without naming
+ * them.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+struct pk__global pk__g = { .facility = 1 };
+PK__TLS struct pk__thread pk__self;
+
+/*
+ * HOOKS.  The front door (printk.c) registers its life-cycle calls before
+ * main() (a constructor of high priority), the crash handler (panic.c) its
+ * per-thread signal stack when it is installed.  Release stores; the
+ * acquire loads below pair with them, so that a hook seen set is seen
+ * whole.
+ */
+static _Atomic(const struct pk__front_hooks *) front;
+_Atomic uint32_t pk__crash_stack_gen;
+_Atomic(void (*)(void)) pk__crash_stack_fn;
+
+void pk__front_register(const struct pk__front_hooks *h)
+{
+	atomic_store_explicit(&front, h, memory_order_release);
+}
+
+int pk__ensure_init(void)
+{
+	const struct pk__front_hooks *h;
+
+	if (__builtin_expect(atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY, 1))
+		return 0;
+	h = atomic_load_explicit(&front, memory_order_acquire);
+	return h ? h->ensure_init() : -ENODEV;
+}
+
+int pk__front_init(const struct pk_config *cfg)
+{
+	const struct pk__front_hooks *h = atomic_load_explicit(&front, memory_order_acquire);
+
+	return h ? h->init(cfg) : -ENODEV;
+}
+
+bool pk__init_settle(unsigned ms)
+{
+	const struct pk__front_hooks *h = atomic_load_explicit(&front, memory_order_acquire);
+
+	if (h)
+		return h->init_settle(ms);
+	return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY;
+}
+
+int pk__front_printk(int level, const char *fmt, ...)
+{
+	const struct pk__front_hooks *h = atomic_load_explicit(&front, memory_order_acquire);
+	va_list ap;
+	int ret;
+
+	if (!h)
+		return -ENODEV;
+	va_start(ap, fmt);
+	ret = h->vprintk(level, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+void pk__crash_stack_register(void (*fn)(void))
+{
+	/* Release: pairs with pk__crash_stack_lazy()'s acquire load of the hook. */
+	atomic_store_explicit(&pk__crash_stack_fn, fn, memory_order_release);
+}
+
+uint32_t pk__tid(void)
+{
+	uint32_t gen = atomic_load_explicit(&pk__g.fork_gen, memory_order_relaxed);
+
+	if (!pk__self.tid || pk__self.fork_gen != gen) {
+		pk__self.tid = (uint32_t)syscall(SYS_gettid);
+		pk__self.fork_gen = gen;
+	}
+	return pk__self.tid;
+}
+
+uint64_t pk__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t pk__self_inflight(void)
+{
+	uint64_t min = PK__NO_SEQ;
+	unsigned i, n = pk__self.wdepth;
+
+	for (i = 0; i < n && i < PK__ARRAY_SIZE(pk__self.wseq); i++)
+		if (pk__self.wseq[i] < min)
+			min = pk__self.wseq[i];
+	return min;
+}
+
+const char *pk_strerror(int err)
+{
+	const char *desc;
+
+	/* What the error means when libprintk returns it: */
+	if (err == INT_MIN)	/* has no negation; no errno is that large */
+		return "unknown error";
+	switch (err < 0 ? -err : err) {
+	case 0:		return "success";
+	case ENOBUFS:	return "record lost: the store was overrun while it was written";
+	case EAGAIN:	return "try again: libprintk is busy initialising";
+	case EALREADY:	return "libprintk is already initialised";
+	case ENODEV:	return "libprintk is not initialised";
+	case EPROTO:	return "store file has another format version";
+	case EBUSY:	return "busy: another thread is panicking; the record was not stored";
+	case EPIPE:	return "console closed";
+	}
+	/*
+	 * Every other errno: the C library's description.  Not strerror():
+	 * strerrordesc_np() looks nothing up (no locale, no buffer, no lock;
+	 * it indexes glibc's constant table), so this stays callable from a
+	 * signal handler.  NULL for a number glibc does not know.
+	 */
+	desc = strerrordesc_np(err < 0 ? -err : err);
+	return desc ? desc : "unknown error";
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record.c - a stored record's own structure: its text settled to the
+ * record's limits, its module prefix, its lost notes, and its rendering
+ * for a reader (a package formatted by the printf engine, the module moved
+ * out of the body, a lost note turned into its notice).  Shared by the
+ * early store, readers and consoles.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "format/format.h"
+#include "store/store.h"
+
+_Static_assert(PK__MOD_MAX == PK_RING_MOD_MAX, "a module prefix fits the thread's copy");
+
+size_t pk__text_settle(const char *buf, int n, unsigned *flags)
+{
+	size_t len = (size_t)n < PK__TEXT_BUF - 1 ? (size_t)n : PK__TEXT_BUF - 1;
+
+	if ((size_t)n == len && len && buf[len - 1] == '\n')
+		return len - 1;			/* a complete line */
+	if (len > PK_RECORD_MAX || (size_t)n > len) {
+		*flags |= PK_REC_TRUNC;		/* cut: the record is complete */
+		return PK_RECORD_MAX;
+	}
+	*flags |= PK_REC_NOEOL;			/* open: pk_cont may extend it */
+	return len;
+}
+
+size_t pk__mod_prefix(char *dst, const struct pk_module *mod)
+{
+	const char *name = mod ? mod->name : NULL;
+	/* Relaxed: 0 (not yet registered) takes the slow path below. */
+	size_t i = mod ? __atomic_load_n(&mod->namelen, __ATOMIC_RELAXED) : 0;
+
+	if (!name)
+		return 0;
+	/* Registered: checked then (module.c), its length kept. */
+	if (i && i <= PK_MODULE_NAME_MAX) {
+		dst[0] = (char)i;
+		memcpy(dst + 1, name, i);
+		return i + 1;
+	}
+	/*
+	 * Never registered (or not yet): only a name registration would take
+	 * is written; another (too long, other characters) gives the record
+	 * no module rather than a name no pattern can select.
+	 */
+	for (i = 0; name[i]; i++) {
+		if (i == PK_MODULE_NAME_MAX || !pk__mod_name_char((unsigned char)name[i]))
+			return 0;
+		dst[1 + i] = name[i];
+	}
+	dst[0] = (char)i;
+	return i ? i + 1 : 0;
+}
+
+bool pk__rec_module(const struct pk_ring_rec *rec, char *name)
+{
+	unsigned n = rec->len ? (unsigned char)rec->text[0] : 0, i;
+
+	if (!(rec->meta.flags & PK__REC_MODULE) || n < 1 || n > PK_MODULE_NAME_MAX ||
+	    n + 1 > rec->len)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (!pk__mod_name_char((unsigned char)rec->text[1 + i]))
+			return false;
+		name[i] = rec->text[1 + i];
+	}
+	name[n] = '\0';
+	return true;
+}
+
+/*
+ * Move a record's module prefix into rec->module.  A prefix that is not
+ * one (a damaged or hostile store) stays in the text, where it is seen.
+ */
+static void mod_split(struct pk_ring_rec *rec)
+{
+	unsigned n;
+
+	if (!pk__rec_module(rec, rec->module)) {
+		rec->module[0] = '\0';
+		rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
+		return;
+	}
+	rec->meta.flags &= (uint16_t)~PK__REC_MODULE;
+	n = (unsigned char)rec->text[0];
+	rec->len -= n + 1;
+	memmove(rec->text, rec->text + 1 + n, rec->len);
+	rec->text[rec->len] = '\0';
+}
+
+/*
+ * LOST NOTES
+ *
+ * A console counts lost records by the gaps in the seqs it reads.  Some
+ * records are lost where it sees no gap: those overwritten in a store
+ * that pk_init() replaces before the console reached them (the copy
+ * numbers the survivors afresh, store_copy()), and those the early store
+ * could not hold (they never had a seq in the store).  For them a record
+ * of its own is stored where the loss is, flagged PK__REC_LOSTNOTE, whose
+ * body counts them by the console level that would have printed them
+ * (the own table's levels, ringbuf.c "OWN RECORDS"; those of unknown
+ * level count for every console).  A console prints it as its drop notice
+ * and counts it in its `dropped' (console.c, pk__con_emit()); a reader
+ * (pkmsg, pk_reader) sees the notice as the record's text.  A body of
+ * another size (a damaged or hostile store) is shown as text, nothing
+ * counted.
+ */
+static bool lost_note_get(const struct pk_ring_rec *rec, struct pk__lost_note *note)
+{
+	if (!(rec->meta.flags & PK__REC_LOSTNOTE) || rec->len != sizeof(*note))
+		return false;
+	memcpy(note, rec->text, sizeof(*note));
+	return true;
+}
+
+uint64_t pk__lost_note_count(const struct pk_ring_rec *rec, int max_level)
+{
+	struct pk__lost_note note;
+
+	if (!lost_note_get(rec, &note))
+		return 0;
+	if (max_level < 0)
+		max_level = 0;
+	return note.cum[max_level > 8 ? 8 : max_level];
+}
+
+uint64_t pk__lost_note_unknown(const struct pk_ring_rec *rec)
+{
+	struct pk__lost_note note;
+
+	return lost_note_get(rec, &note) ? note.unknown : 0;
+}
+
+static void lost_note_render(struct pk_ring_rec *rec)
+{
+	struct pk__lost_note note;
+	int n;
+
+	rec->meta.flags &= (uint16_t)~(PK__REC_LOSTNOTE | PK__REC_MODULE | PK__REC_PACKED);
+	if (!lost_note_get(rec, &note)) {
+		static const char bad[] = "<a lost note that cannot be decoded>";
+
+		memcpy(rec->text, bad, sizeof(bad));
+		rec->len = sizeof(bad) - 1;
+		rec->meta.flags |= PK_REC_TRUNC;
+		return;
+	}
+	n = pk__stbsp_snprintf(rec->text, (int)sizeof(rec->text), "** %llu printk messages dropped **",
+			       (unsigned long long)note.cum[8]);
+	rec->len = n > 0 ? (uint32_t)n : 0;
+}
+
+int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t *seq)
+{
+	struct pk_ring_meta m = { 0 };
+
+	if (!note->cum[8])
+		return 0;
+	atomic_fetch_add_explicit(&ring->h->lost, note->cum[8], memory_order_relaxed);
+	m.ts_ns = pk__now_ns();
+	m.tid = pk__tid();
+	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	m.level = PK_EMERG;
+	m.facility = (uint8_t)atomic_load_explicit(&pk__g.facility, memory_order_relaxed);
+	m.flags = PK__REC_LOSTNOTE;
+	return pk__ring_write(ring, &m, (const char *)note, sizeof(*note), false, seq);
+}
+
+void pk__rec_render(struct pk_ring_rec *rec)
+{
+	unsigned char pkg[PK_RING_TEXT_MAX];
+	unsigned flags;
+	size_t len;
+	int n;
+
+	_Static_assert(PK_MODULE_NAME_MAX + 1 <= PK_RING_MOD_MAX, "a module prefix fits");
+	_Static_assert(PK_RING_TEXT_MAX >= PK_RECORD_MAX + PK_RING_MOD_MAX, "room for a prefix");
+	rec->module[0] = '\0';
+	if (rec->meta.flags & PK__REC_LOSTNOTE) {
+		lost_note_render(rec);
+		return;
+	}
+	if (rec->meta.flags & PK__REC_MODULE)
+		mod_split(rec);
+	flags = rec->meta.flags & ~PK__REC_PACKED;
+	if (!(rec->meta.flags & PK__REC_PACKED)) {
+		/*
+		 * The store holds up to PK_RING_TEXT_MAX bytes for a record;
+		 * only a prefix may take it past PK_RECORD_MAX.  One longer
+		 * without (a damaged or hostile store) is cut, as written.
+		 */
+		if (rec->len > PK_RECORD_MAX) {
+			rec->len = PK_RECORD_MAX;
+			rec->text[rec->len] = '\0';
+			rec->meta.flags |= PK_REC_TRUNC;
+		}
+		return;
+	}
+	len = rec->len < sizeof(pkg) ? rec->len : sizeof(pkg);
+	memcpy(pkg, rec->text, len);
+	_Static_assert(sizeof(rec->text) >= PK__TEXT_BUF, "room to render a record");
+	n = pk__unpack(rec->text, PK__TEXT_BUF, pkg, len);
+	if (n < 0) {
+		static const char bad[] = "<a packed record that cannot be decoded>";
+
+		memcpy(rec->text, bad, sizeof(bad));
+		len = sizeof(bad) - 1;
+		flags |= PK_REC_TRUNC;
+	} else {
+		len = pk__text_settle(rec->text, n, &flags);
+		/* A package always ends its line: it is never left open. */
+		flags &= ~(unsigned)PK_REC_NOEOL;
+		rec->text[len] = '\0';
+	}
+	rec->len = (uint32_t)len;
+	rec->meta.flags = (uint16_t)flags;
+}
