@@ -134,7 +134,13 @@ static _Atomic bool slots_ever;
  * taken over.
  */
 static pthread_key_t slot_key;
-static bool slot_key_made;
+/*
+ * slot_key_made: set (release, after the key exists) by gates_setup() in
+ * the first pk_init(), which may still run in another thread when exit()
+ * runs the destructor; the destructor's acquire exchange pairs with it,
+ * so that it deletes a key that exists, once.
+ */
+static _Atomic bool slot_key_made;
 static _Atomic bool slot_key_ok;
 
 /*
@@ -144,11 +150,10 @@ static _Atomic bool slot_key_ok;
  */
 __attribute__((destructor)) static void gates_fini(void)
 {
-	if (!slot_key_made)
+	if (!atomic_exchange_explicit(&slot_key_made, false, memory_order_acquire))
 		return;
 	atomic_store_explicit(&slot_key_ok, false, memory_order_relaxed);
 	pthread_key_delete(slot_key);
-	slot_key_made = false;
 }
 
 /*
@@ -218,9 +223,9 @@ void pk__gates_setup(void)
 	    membarrier_call(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) < 0)
 		return;
 	if (pthread_key_create(&slot_key, slot_release) == 0) {
-		slot_key_made = true;
-		/* Release: slot_claim() reads the key after its acquire load of this. */
+		/* Release, both: slot_claim() and gates_fini() read the key after their acquire. */
 		atomic_store_explicit(&slot_key_ok, slot_key < 32, memory_order_release);
+		atomic_store_explicit(&slot_key_made, true, memory_order_release);
 	}
 	/*
 	 * Relaxed, both: pk_init()'s release store of READY publishes them to
