@@ -332,7 +332,7 @@ static void test_spec_quoting_and_names(void **state)
 	pk_debug("debug now\n");
 	assert_int_equal(pk_flush(10000), 0);
 	t = file_text(p1);
-	assert_int_equal(tu_count(t, "debug : ["), 1);
+	assert_int_equal(tu_count(t, "user  :debug : ["), 1);
 	assert_int_equal(tu_count(t, "] debug now"), 1);
 	free(t);
 	pk_shutdown();
@@ -375,10 +375,10 @@ static void test_spec_options(void **state)
 
 	snprintf(path, sizeof(path), "%s.rfc", p);
 	t = file_text(path);
-	l = strstr(t, "crit  : [");
+	l = strstr(t, "user  :crit  : [");
 	assert_non_null(l);
-	assert_int_equal(sscanf(l, "crit  : [%4d-%2d-%2dT%2d:%2d:%2d.%6d%6[-+:0-9]] [T", &year, &mon,
-				&day, &hh, &mm, &ss, &us, tz), 8);
+	assert_int_equal(sscanf(l, "user  :crit  : [%4d-%2d-%2dT%2d:%2d:%2d.%6d%6[-+:0-9]] [T",
+				&year, &mon, &day, &hh, &mm, &ss, &us, tz), 8);
 	localtime_r(&now, &tm);
 	assert_int_equal(year, tm.tm_year + 1900);
 	assert_true(mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && hh < 24);
@@ -402,7 +402,7 @@ static void test_spec_options(void **state)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s.hum", p);
 	t = file_text(path);
-	assert_true(!strncmp(t, "crit  : [", 9) && strstr(t, "] timed\n"));
+	assert_true(!strncmp(t, "user  :crit  : [", 16) && strstr(t, "] timed\n"));
 	free(t);
 	unlink(path);
 

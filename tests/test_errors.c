@@ -1119,6 +1119,40 @@ static void test_format_human_flags(void **state)
 	assert_string_equal(buf, "[Fri Jan  1 00:00:05 1971] d\n");
 }
 
+/*
+ * level=on (PK_FMT_F_LEVEL) is dmesg -x's prefix, "%-6s:%-6s: ": facility
+ * then level, util-linux's names, before the time; a continuation line is
+ * indented under the text.
+ */
+static void test_format_level_as_dmesg_x(void **state)
+{
+	struct pk_record rec = { .ts_ns = 3123456789ull, .level = 3, .text = "a\nb", .len = 3 };
+	struct pk_format_opts fo = { .fmt = PK_FMT_HUMAN | PK_FMT_F_LEVEL };
+	char buf[256];
+
+	(void)state;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_string_equal(buf, "kern  :err   : [    3.123456] a\n"
+				 "                              b\n");
+	rec.facility = 1;
+	rec.level = 5;
+	rec.len = 1;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_string_equal(buf, "user  :notice: [    3.123456] a\n");
+	rec.facility = 10;	/* longer than the column, as dmesg prints it */
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_string_equal(buf, "authpriv:notice: [    3.123456] a\n");
+	rec.facility = 23;
+	fo.fmt = PK_FMT_SYSLOG | PK_FMT_F_LEVEL;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_string_equal(buf, "<189>local7:notice: [    3.123456] a\n");
+	/* A facility byte from a store file that dmesg has no name for. */
+	rec.facility = 200;
+	fo.fmt = PK_FMT_HUMAN | PK_FMT_F_LEVEL;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_string_equal(buf, "200   :notice: [    3.123456] a\n");
+}
+
 static void test_format_escape(void **state)
 {
 	/* controls, DEL, a C1 control in UTF-8, bad bytes, valid 2/3/4-byte UTF-8, a cut sequence */
@@ -1294,6 +1328,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_spec_long_item),
 		cmocka_unit_test(test_format_kinds),
 		cmocka_unit_test(test_format_human_flags),
+		cmocka_unit_test(test_format_level_as_dmesg_x),
 		cmocka_unit_test(test_format_escape),
 		cmocka_unit_test(test_format_truncated),
 		cmocka_unit_test(test_panic_details),

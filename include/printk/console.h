@@ -80,8 +80,10 @@ enum pk_format {
 };
 #define PK_FMT_F_TID	0x100u	/* human: add "[T1234] " after the time */
 /*
- * Human and syslog lines may also carry the level and a wall-clock time:
- *   PK_FMT_F_LEVEL    "err   : " before the time, as dmesg -x shows it.
+ * Human and syslog lines may also carry the facility and level, and a
+ * wall-clock time:
+ *   PK_FMT_F_LEVEL    "user  :err   : " before the time: the facility and
+ *                     the level, as dmesg -x shows them.
  *   PK_FMT_F_CTIME    "[Mon Jan  2 15:04:05 2006]" instead of the uptime,
  *                     in local time, as dmesg -T.
  *   PK_FMT_F_RFC3339  "[2006-01-02T15:04:05.123456+01:00]" instead of the

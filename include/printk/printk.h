@@ -190,7 +190,8 @@ struct pk_config {
  * entry.  Options:
  *   fmt=human|kmsg|syslog|json|raw   the output format (PK_FMT_*)
  *   tid=on|off        human: "[T1234] " after the time
- *   level=on|off      human, syslog: the level before the time, as dmesg -x
+ *   level=on|off      human, syslog: the facility and the level before the
+ *                     time, as dmesg -x ("user  :err   : ")
  *   time=uptime|ctime|rfc3339   human, syslog: the time shown (ctime as
  *                     dmesg -T; rfc3339 2006-01-02T15:04:05.123456+01:00)
  *   loglevel=LEVEL    as @LEVEL;  rate=RATE  as %RATE

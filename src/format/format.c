@@ -285,11 +285,27 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 
 	static const char levels[][8] = { "emerg :", "alert :", "crit  :", "err   :",
 					  "warn  :", "notice:", "info  :", "debug :" };
+	/* util-linux dmesg's names, by syslog facility number. */
+	static const char facilities[][9] = {
+		"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+		"uucp", "cron", "authpriv", "ftp", "res0", "res1", "res2", "res3",
+		"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+	};
 
 	if (syslog)
 		putf(o, "<%d>", rec->facility << 3 | rec->level);
 	indent = o->len;
-	if (fo->fmt & PK_FMT_F_LEVEL) {	/* as dmesg -x */
+	if (fo->fmt & PK_FMT_F_LEVEL) {
+		/*
+		 * As dmesg -x prints it, "%-6s:%-6s: ": the facility, then the
+		 * level.  A store file may hold any facility byte; one that
+		 * has no name shows as its number, in the same column.
+		 */
+		if (rec->facility >= 0 &&
+		    (size_t)rec->facility < sizeof(facilities) / sizeof(facilities[0]))
+			putf(o, "%-6s:", facilities[rec->facility]);
+		else
+			putf(o, "%-6d:", rec->facility);
 		put(o, levels[rec->level & 7], 7);
 		putc_(o, ' ');
 	}
