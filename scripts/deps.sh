@@ -6,7 +6,7 @@ set -e
 PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev librelp-dev gnuplot-nox util-linux"
 if [ "$1" = ci ]; then
 	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
-	# its RELP input (test_relp), and man with groff for the man_pages test.
+	# its RELP input (test_relp), and man with groff for the man_pages and docs_check tests.
 	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base"
 fi
 if [ "$1" = bench ]; then

@@ -429,6 +429,10 @@ static void test_malformed(void **state)
 	assert_string_equal(err, "unknown keyword \"nokey\" (query \"nokey x +p\")");
 	assert_string_equal(FLAGS(line_alpha), "p");
 	assert_string_equal(FLAGS(line_beta), "p");
+	/* Two bad queries (a list pasted with its spaces lost): both named, in order. */
+	assert_int_equal(pk_dyndbg_exec("filenet.c+p;funcparse_*+pf", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "bad flag-op f, at start of filenet.c+p (query \"filenet.c+p\"); "
+				 "bad flag-op f, at start of funcparse_*+pf (query \"funcparse_*+pf\")");
 	/* pk_dyndbg_query() says why, at PK_ERR. */
 	assert_int_equal(pk_dyndbg_query("func alpha +q"), -EINVAL);
 	out = printed();
@@ -816,7 +820,7 @@ static void test_env_in_child(void **state)
 	char want[512], *out;
 
 	(void)state;
-	out = run_child("func alpha +pl; module other +p; nokey x +p");
+	out = run_child("func alpha +pl; module other +p; nokey x +p; line 9x +p");
 	/* Applied at registration, before main(): the sites printed. */
 	snprintf(want, sizeof(want), "] %d: alpha 21\n", line_alpha);	/* l alone */
 	assert_non_null(strstr(out, want));
@@ -831,9 +835,11 @@ static void test_env_in_child(void **state)
 		 line_beta);
 	assert_non_null(strstr(out, want));
 	assert_int_equal(tu_count(out, " [other]other_delta =p "), 1);
-	/* The bad query is named once on stderr; the good ones still applied. */
+	/* Each bad query is named once on stderr; the good ones still applied. */
 	assert_int_equal(tu_count(out, "libprintk: PK_DYNDBG: unknown keyword \"nokey\" (query "
-				  "\"nokey x +p\"); that query is ignored"), 1);
+				  "\"nokey x +p\"); that query is ignored\n"), 1);
+	assert_int_equal(tu_count(out, "libprintk: PK_DYNDBG: bad line-number: 9x (query "
+				  "\"line 9x +p\"); that query is ignored\n"), 1);
 	free(out);
 }
 

@@ -162,9 +162,9 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 int pk_dyndbg_query(const char *query);
 
 /**
- * pk_dyndbg_exec() - pk_dyndbg_query() that logs nothing: the reason a
- * query was refused goes to @err (@errlen bytes, NUL-terminated; may be
- * NULL), e.g. "unknown keyword \"fil\"".
+ * pk_dyndbg_exec() - pk_dyndbg_query() that logs nothing: the reason each
+ * query was refused goes to @err, "; "-separated in order (@errlen bytes,
+ * NUL-terminated; may be NULL), e.g. "unknown keyword \"fil\" (query ...)".
  * @query:  as for pk_dyndbg_query().
  * @err:    where the reason goes, or NULL.
  * @errlen: its size.

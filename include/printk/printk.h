@@ -120,9 +120,9 @@ enum pk_mode {
  * buffer_size is the whole store's size (header and descriptors
  * included), from PK_BUFFER_SIZE_MIN to PK_BUFFER_SIZE_MAX: the store used
  * is the largest whose power-of-two data ring, plus a quarter of it for
- * descriptors, plus the 512-byte header, fits in it.  The default (1 MiB)
- * thus has a 512 KiB data ring; PK_BUFFER_SIZE names the data ring itself
- * (see pk_config_init()).
+ * descriptors, plus the 512-byte header, fits in it.  The default,
+ * PK_BUFFER_SIZE_DEFAULT (1311232 bytes), thus has a 1 MiB data ring;
+ * PK_BUFFER_SIZE names the data ring itself (see pk_config_init()).
  */
 struct pk_config {
 	size_t buffer_size;		/* record store bytes (header included) */
@@ -158,8 +158,12 @@ struct pk_config {
  *
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
- * PK_CRASH_HANDLER=1, PK_EAGER=1.  A malformed variable is reported once on stderr and
- * the default is kept.
+ * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_GATE=counters.  A malformed variable is
+ * reported once on stderr and the default is kept.  The library reads the
+ * others itself, not through @cfg: PK_GATE again at the first pk_init(),
+ * PK_MODULES when the first module registers (pk_module_register()), and
+ * PK_DYNDBG and PK_DYNDBG_LIST when the first object registers its dynamic
+ * debug sites, both usually before main().  libprintk(7) lists them all.
  *
  * PK_BUFFER_SIZE is the size of the store's data ring (the record text
  * and headers): bytes, or with a k, m or g suffix (powers of 1024),

@@ -418,14 +418,18 @@ static int exec_one(char *text, int from, int to, struct errbuf *e)
 
 /*
  * Run queries @text (';' or newline separated) on objects [@from, @to).
- * A failing query is skipped; its message (the last one's) goes to @err.
- * Caller holds reg_lock.  Return: matches, or -EINVAL.
+ * A failing query is skipped, the others still run.  Each failing query's
+ * reason goes to @err, "; "-separated in order (cut at @errlen), and, with
+ * @env, to stderr on a line of its own: a pasted list with two mistakes
+ * names both.  Caller holds reg_lock.  Return: matches, or -EINVAL.
  */
-static int exec_queries(const char *text, int from, int to, char *err, size_t errlen)
+static int exec_queries(const char *text, int from, int to, char *err, size_t errlen,
+			const char *env)
 {
 	char msg[256] = "";
 	struct errbuf e = { msg, sizeof(msg) };
 	int nfound = 0, rc, ret = 0;
+	size_t used = 0;
 	char *copy, *q, *split, *shown;
 
 	if (err && errlen)
@@ -449,8 +453,15 @@ static int exec_queries(const char *text, int from, int to, char *err, size_t er
 		rc = exec_one(q, from, to, &e);
 		if (rc < 0) {
 			ret = rc;
-			if (err && errlen)
-				snprintf(err, errlen, "%s (query \"%s\")", msg, shown);
+			if (err && used + 1 < errlen) {
+				int n = snprintf(err + used, errlen - used, "%s%s (query \"%s\")",
+						 used ? "; " : "", msg, shown);
+
+				used = n < 0 ? errlen : used + (size_t)n;
+			}
+			if (env)
+				fprintf(stderr, "libprintk: %s: %s (query \"%s\"); that query is ignored\n",
+					env, msg, shown);
 		} else {
 			nfound += rc;
 		}
@@ -596,18 +607,16 @@ static void register_object(int i)
 {
 	struct object *o = &objects[i];
 	struct pk_dyndbg_site *s;
-	char err[320];
 
 	object_name(o->start, o->name, sizeof(o->name));
 	for (s = o->start; s < o->stop; s++)
 		if (!__atomic_load_n(&s->modname, __ATOMIC_RELAXED))
 			/* LMM(site_mod:A) pairs with LMM(site_mod:B) in site_module() */
 			__atomic_store_n(&s->modname, (const char *)o->name, __ATOMIC_RELEASE);
-	if (env_query && exec_queries(env_query, i, i + 1, err, sizeof(err)) < 0 &&
-	    !env_reported) {
+	/* Each bad query is named once, for the first object it fails on. */
+	if (env_query && exec_queries(env_query, i, i + 1, NULL, 0,
+				      env_reported ? NULL : "PK_DYNDBG") < 0)
 		env_reported = true;
-		fprintf(stderr, "libprintk: PK_DYNDBG: %s; that query is ignored\n", err);
-	}
 	if (env_list) {
 		if (!list_header_done)
 			write_all(STDERR_FILENO, list_header, sizeof(list_header) - 1);
@@ -674,7 +683,7 @@ int pk_dyndbg_exec(const char *query, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&reg_lock);
-	ret = exec_queries(query, 0, PK_DYNDBG_MAX_OBJECTS, err, errlen);
+	ret = exec_queries(query, 0, PK_DYNDBG_MAX_OBJECTS, err, errlen, NULL);
 	pthread_mutex_unlock(&reg_lock);
 	return ret;
 }
