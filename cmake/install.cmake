@@ -40,12 +40,7 @@ foreach(d LIBDIR INCLUDEDIR)
     set(PK_PC_${d} "\${prefix}/${CMAKE_INSTALL_${d}}")
   endif()
 endforeach()
-# A static libprintk with RELP needs librelp (its own .pc: relp).
-if(PK_HAVE_RELP)
-  set(PK_PC_REQUIRES_PRIVATE "Requires.private: relp")
-else()
-  set(PK_PC_REQUIRES_PRIVATE "")
-endif()
+# librelp is loaded at run time (src/CMakeLists.txt): no Requires of it.
 configure_file(${PROJECT_SOURCE_DIR}/cmake/libprintk.pc.in
                ${PROJECT_BINARY_DIR}/libprintk.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/libprintk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
