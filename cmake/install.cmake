@@ -4,6 +4,7 @@
 #   lib/pkgconfig/libprintk.pc
 #   lib/cmake/printk/ (find_package(printk): printk::printk, printk::printk_static)
 #   share/man/man3, man7: the library's pages of docs/man
+#   share/doc/libprintk: LICENSE, CHANGELOG.md
 #   bin/pkmsg, share/man/man1/pkmsg.1 (PK_INSTALL_TOOLS: at the top level)
 #   bin/pkbench, share/man/man1/pkbench.1, lib/libprintk/pkbench-lttng-tp.so
 #       (PK_INSTALL_BENCH=ON, with pkbench built)
@@ -63,3 +64,6 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/printkConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/printkConfig.cmake
         ${PROJECT_BINARY_DIR}/printkConfigVersion.cmake DESTINATION ${PK_CMAKEDIR})
+
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
