@@ -8,9 +8,11 @@
 #                one line: runs per scenario and failures
 #   make coverage  coverage build (gcc --coverage), the test suite, then a
 #                per-file table of the lines of src/ and tools/ (gcovr)
-#   make install [PREFIX=/usr/local] [DESTDIR=...]
+#   make install [PREFIX=/usr/local] [DESTDIR=...] [PK_INSTALL_BENCH=ON]
 #                build (Release), then install the library, headers,
-#                pkg-config file, CMake package, tools and man pages
+#                pkg-config file, CMake package, pkmsg and the man pages
+#                (pkbench too with PK_INSTALL_BENCH=ON); needs a C compiler,
+#                make and cmake only; prints a summary (the log is kept)
 # The project's own builds treat warnings as errors (PK_WERROR=ON); a
 # project that includes libprintk does not get -Werror.
 BUILD ?= build
@@ -21,6 +23,9 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 all: build
 
+# The packages each target needs (scripts/deps.sh): the test suite's for
+# build and check, more for demo; install needs a compiler and cmake only.
+DEPS_SET ?= check
 deps:
 	@sh scripts/deps.sh $(DEPS_SET)
 
@@ -50,11 +55,25 @@ coverage: deps
 
 PREFIX ?= /usr/local
 INSTBUILD ?= build-install
+PK_INSTALL_BENCH ?= OFF
+ifeq ($(PK_INSTALL_BENCH),ON)
+install: DEPS_SET = bench
+else
+install: DEPS_SET = install
+endif
 install: deps
+	@echo "libprintk: building (Release) in $(INSTBUILD); log: $(INSTBUILD)/make-install.log"
+	@mkdir -p $(INSTBUILD)
 	@cmake -S . -B $(INSTBUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) \
-		-DPK_TESTS=OFF -DPK_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(INSTBUILD) -j $(JOBS)
-	cmake --install $(INSTBUILD)
+		-DPK_TESTS=OFF -DPK_EXAMPLES=OFF -DPK_BENCH=$(PK_INSTALL_BENCH) \
+		-DPK_INSTALL_BENCH=$(PK_INSTALL_BENCH) $(CMAKE_FLAGS) >$(INSTBUILD)/make-install.log 2>&1 || \
+		{ tail -n 30 $(INSTBUILD)/make-install.log >&2; exit 1; }
+	@cmake --build $(INSTBUILD) -j $(JOBS) >>$(INSTBUILD)/make-install.log 2>&1 || \
+		{ grep -E -A3 'error|Error' $(INSTBUILD)/make-install.log | head -n 40 >&2; \
+		  echo "libprintk: the build failed; see $(INSTBUILD)/make-install.log" >&2; exit 1; }
+	@cmake --install $(INSTBUILD) >$(INSTBUILD)/install_manifest.log 2>&1 || \
+		{ cat $(INSTBUILD)/install_manifest.log >&2; exit 1; }
+	@sh scripts/install-summary.sh $(INSTBUILD) "$(DESTDIR)" $(PREFIX)
 
 # The demo's dependencies include LTTng for pkbench's LTTng-UST row.
 demo: DEPS_SET = bench

@@ -3,8 +3,11 @@
 #   include/printk/*.h
 #   lib/pkgconfig/libprintk.pc
 #   lib/cmake/printk/ (find_package(printk): printk::printk, printk::printk_static)
-#   bin/pkmsg, bin/pkbench (when built)
-#   share/man/man1, man3, man7: every page of docs/man
+#   share/man/man3, man7: the library's pages of docs/man
+#   share/doc/libprintk: LICENSE, CHANGELOG.md
+#   bin/pkmsg, share/man/man1/pkmsg.1 (PK_INSTALL_TOOLS: at the top level)
+#   bin/pkbench, share/man/man1/pkbench.1, lib/libprintk/pkbench-lttng-tp.so
+#       (PK_INSTALL_BENCH=ON, with pkbench built)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS printk printk_shared EXPORT printkTargets
@@ -14,17 +17,22 @@ install(TARGETS printk printk_shared EXPORT printkTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/printk
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
-
-install(TARGETS pkmsg RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-if(TARGET pkbench)
-  install(TARGETS pkbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-endif()
-foreach(sect 1 3 7)
+foreach(sect 3 7)
   file(GLOB pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.${sect})
-  if(pages)
-    install(FILES ${pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sect})
-  endif()
+  install(FILES ${pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${sect})
 endforeach()
+
+if(PK_INSTALL_TOOLS)
+  install(TARGETS pkmsg RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/docs/man/pkmsg.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+if(PK_INSTALL_BENCH)
+  if(NOT TARGET pkbench)
+    message(FATAL_ERROR "PK_INSTALL_BENCH=ON needs pkbench built (PK_BENCH=ON)")
+  endif()
+  install(TARGETS pkbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/docs/man/pkbench.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
 
 # pkg-config: `pkg-config --cflags --libs libprintk` (shared), add --static
 # for the archive.
@@ -40,12 +48,7 @@ foreach(d LIBDIR INCLUDEDIR)
     set(PK_PC_${d} "\${prefix}/${CMAKE_INSTALL_${d}}")
   endif()
 endforeach()
-# A static libprintk with RELP needs librelp (its own .pc: relp).
-if(PK_HAVE_RELP)
-  set(PK_PC_REQUIRES_PRIVATE "Requires.private: relp")
-else()
-  set(PK_PC_REQUIRES_PRIVATE "")
-endif()
+# librelp is loaded at run time (src/CMakeLists.txt): no Requires of it.
 configure_file(${PROJECT_SOURCE_DIR}/cmake/libprintk.pc.in
                ${PROJECT_BINARY_DIR}/libprintk.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/libprintk.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
@@ -61,3 +64,6 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/printkConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/printkConfig.cmake
         ${PROJECT_BINARY_DIR}/printkConfigVersion.cmake DESTINATION ${PK_CMAKEDIR})
+
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -1,19 +1,54 @@
 #!/bin/sh
-# deps.sh [ci|bench] - make sure the Debian packages libprintk needs are installed.
-# As root, missing packages are installed with apt-get; otherwise the exact
-# apt-get line is printed and the script fails.
+# deps.sh [install|check|bench|ci] - make sure what a make target needs is
+# there.
+#   install  a C compiler, make and cmake: checked as commands, on any
+#            system (librelp.h is optional: without it RELP is left out)
+#   check    the test suite and pkbench (the default): Debian packages
+#   bench    check's, plus gnuplot and LTTng for make demo
+#   ci       check's, plus what .ci/run needs
+# The package sets are Debian's, checked with dpkg-query.  As root, missing
+# packages are installed with apt-get; otherwise the exact apt-get line is
+# printed and the script fails.  Where there is no dpkg-query (not Debian),
+# the packages are not checked: a note says which to look for.
 set -e
-PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev librelp-dev gnuplot-nox util-linux"
-if [ "$1" = ci ]; then
-	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
-	# its RELP input (test_relp), and man with groff for the man_pages and docs_check tests.
-	PKGS="$PKGS clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base"
+set_=${1:-check}
+
+need_cmd() { # COMMAND... : the first found, or fail naming them
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 && return 0
+	done
+	echo "libprintk: $* not found (needed to build and install)" >&2
+	exit 1
+}
+if [ "$set_" = install ]; then
+	need_cmd cmake
+	need_cmd make
+	need_cmd "${CC:-cc}" gcc clang
+	exit 0
 fi
-if [ "$1" = bench ]; then
-	# pkbench's LTTng-UST row (make demo).  Under systemd, Debian's
-	# lttng-tools package enables and starts the lttng-sessiond service;
-	# elsewhere scripts/lttng-session.sh starts a daemon.
-	PKGS="$PKGS lttng-tools liblttng-ust-dev"
+
+PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev librelp-dev util-linux"
+case $set_ in
+check) ;;
+bench)
+	# pkbench's plots (gnuplot) and its LTTng-UST row (make demo).  Under
+	# systemd, Debian's lttng-tools package enables and starts the
+	# lttng-sessiond service; elsewhere scripts/lttng-session.sh starts one.
+	PKGS="$PKGS gnuplot-nox lttng-tools liblttng-ust-dev" ;;
+ci)
+	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
+	# its RELP input (test_relp), man with groff for the man_pages and
+	# docs_check tests,
+	# and gnuplot for pkbench's plots.
+	PKGS="$PKGS gnuplot-nox clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base" ;;
+*)
+	echo "deps.sh: unknown set '$set_' (install, check, bench or ci)" >&2
+	exit 2 ;;
+esac
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "libprintk: no dpkg-query (not Debian): packages not checked; make $set_ needs" \
+		"cmocka, spdlog (C++), librelp headers, a C++ compiler and pkg-config" >&2
+	exit 0
 fi
 missing=""
 for p in $PKGS; do

@@ -11,9 +11,9 @@
  * that need the daemon skip (77) where rsyslogd or imrelp is not
  * installed, unless PK_TEST_RELP=1 (CI) says they must run.
  *
- * getaddrinfo() is interposed (the library is linked in statically, and
- * librelp asks for it through the same symbol): the names *.pktest
- * resolve as the test says, to 127.0.0.1; others as the C library does.
+ * getaddrinfo() is interposed (the library is linked in statically; librelp
+ * is handed numeric addresses alone): the names *.pktest resolve as the
+ * test says, to 127.0.0.1; others as the C library does.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "console/relp.h"
 #include "console/resolve.h"
 #include "printk/console.h"
 #include "printk/printk.h"
@@ -747,6 +748,43 @@ static void test_names_and_spec(void **state)
 	/* teardown's pk_shutdown() releases them within its bounded wait. */
 }
 
+/*
+ * librelp is loaded when the first RELP console is made (relp.c, LIBRELP).
+ * Where it cannot be, making one fails with -EPROTONOSUPPORT and a line on
+ * stderr naming the library and why; nothing else is registered.  Once it
+ * is there, the next make loads it.  Runs first in its process: the
+ * library stays loaded once a make succeeded.
+ */
+static void test_library_missing(void **state)
+{
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
+				     .port = free_port() };
+	struct pk_console_driver drv;
+	const char *soname = pk__relp_soname;
+	struct tu_grab gr;
+	char *err;
+	int ret;
+
+	(void)state;
+	pk__relp_soname = "libprintk-test-no-such-librelp.so.0";
+	tu_grab_start(&gr);
+	ret = pk_console_rfc5424_make(&o, &drv);
+	err = tu_grab_end(&gr);
+	pk__relp_soname = soname;
+	assert_int_equal(ret, -EPROTONOSUPPORT);
+	if (strstr(err, "was built without it") && !must_run()) {
+		free(err);
+		return;		/* no RELP in this build: said, and that is all */
+	}
+	assert_int_equal(tu_count(err, "syslog over RELP needs "
+				  "libprintk-test-no-such-librelp.so.0, which could not be loaded ("), 1);
+	assert_non_null(strstr(err, "cannot open shared object file"));
+	free(err);
+	/* The real one, found now: made, and released again. */
+	assert_int_equal(pk_console_rfc5424_make(&o, &drv), 0);
+	drv.ops->release(drv.ctx);
+}
+
 /* ---- names resolved off the caller's path ---- */
 
 static struct daemon first_d;
@@ -894,6 +932,8 @@ static void test_resolve_fails_then_succeeds(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: no RELP console may have loaded librelp before it. */
+		cmocka_unit_test_setup_teardown(test_library_missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names_and_spec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_and_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_restart, setup, teardown),

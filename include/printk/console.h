@@ -612,7 +612,8 @@ struct pk_rfc5424_opts {
  * thread).
  * Return: 0 with @out filled; -EINVAL (bad options, a unix path too long),
  * -ENOMEM, -EAGAIN (no thread to resolve a name), -EPROTONOSUPPORT
- * (RELP in a libprintk built without librelp), or the errno of
+ * (RELP in a libprintk built without it, or librelp.so.0, which the first
+ * RELP console loads, could not be loaded: said on stderr), or the errno of
  * socket(2)/connect(2) for UDP, of pthread_create(3) for RELP.
  */
 int pk_console_rfc5424_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out);

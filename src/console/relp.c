@@ -66,6 +66,21 @@
  * it.  A name is resolved once: a receiver that moves to another address
  * is not followed.
  *
+ * LIBRELP, LOADED WHEN NEEDED
+ *
+ * librelp is not linked in: the first RELP console made loads
+ * librelp.so.0 with dlopen() and takes the functions this file calls from
+ * it, through the table lr (RELP_FUNCS).  So a program linked with
+ * libprintk.a needs nothing but -pthread, and libprintk.so does not pull
+ * librelp (and TLS libraries under it) into every program; only a program
+ * that asks for RELP needs librelp installed.  Where it cannot be loaded,
+ * make() says so on stderr, naming the library and why, and returns
+ * -EPROTONOSUPPORT; a later make() tries again.  The build needs
+ * librelp.h alone (PK_RELP, CMakeLists.txt); the table's types come from
+ * it, so a prototype that changes is a compile error, not a crash.  The
+ * library is never unloaded: senders may run in a fork child after the
+ * console that loaded it is gone.
+ *
  * CRASH
  *
  * write_atomic is NULL: at a crash the RELP console prints nothing (the
@@ -142,12 +157,14 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 	(void)o;
 	(void)out;
 	fprintf(stderr, "libprintk: syslog over RELP is not available: this libprintk was "
-		"built without librelp (Debian: librelp-dev)\n");
+		"built without it (PK_RELP=OFF, or librelp.h was not found: Debian "
+		"librelp-dev)\n");
 	return -EPROTONOSUPPORT;
 }
 
 #else /* PK_HAVE_RELP */
 
+#include <dlfcn.h>
 #include <librelp.h>
 
 #define HDR		8u		/* uint32 length, uint32 unused */
@@ -160,6 +177,65 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 #define RESOLVE_POLL_MAX_MS 500u
 
 extern char *program_invocation_short_name;
+
+/* The soname loaded (see LIBRELP); tests point it elsewhere. */
+const char *pk__relp_soname = "librelp.so.0";
+
+/* Every librelp function this file calls, resolved from the loaded library. */
+#define RELP_FUNCS(X)							\
+	X(relpEngineConstruct) X(relpEngineDestruct) X(relpEngineSetDbgprint) \
+	X(relpEngineSetShutdownImmdtPtr) X(relpEngineSetEnableCmd)		\
+	X(relpEngineCltConstruct) X(relpEngineCltDestruct) X(relpCltSetTimeout) \
+	X(relpCltSetConnTimeout) X(relpCltConnect) X(relpCltReconnect)	\
+	X(relpCltSendSyslog)
+
+static struct {
+#define RELP_FIELD(f) __typeof__(&f) f;
+	RELP_FUNCS(RELP_FIELD)
+#undef RELP_FIELD
+} lr;
+static pthread_mutex_t lr_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool lr_loaded;		/* under lr_lock; the table is set for good */
+
+/*
+ * Load librelp and fill lr, once it works (see LIBRELP).  Normal context:
+ * called by make(), never on the pk_printk() path.  Return: 0, or
+ * -EPROTONOSUPPORT after saying on stderr what could not be loaded.
+ */
+static int load_librelp(void)
+{
+	const char *missing = NULL;
+	void *h;
+	int ret = 0;
+
+	pthread_mutex_lock(&lr_lock);
+	if (lr_loaded)
+		goto out;
+	h = dlopen(pk__relp_soname, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "libprintk: syslog over RELP needs %s, which could not be "
+			"loaded (%s); install librelp (Debian: librelp0)\n", pk__relp_soname,
+			dlerror());
+		ret = -EPROTONOSUPPORT;
+		goto out;
+	}
+#define RELP_LOAD(f)							\
+	if (!missing && !(*(void **)&lr.f = dlsym(h, #f)))		\
+		missing = #f;
+	RELP_FUNCS(RELP_LOAD)
+#undef RELP_LOAD
+	if (missing) {
+		fprintf(stderr, "libprintk: syslog over RELP: %s has no %s (librelp too old?)\n",
+			pk__relp_soname, missing);
+		dlclose(h);
+		ret = -EPROTONOSUPPORT;
+		goto out;
+	}
+	lr_loaded = true;	/* h stays open for the life of the process */
+out:
+	pthread_mutex_unlock(&lr_lock);
+	return ret;
+}
 
 struct relp {
 	struct pk__rfc5424_id id;
@@ -314,7 +390,7 @@ static void nap(struct relp *r, unsigned ms, bool for_data)
 static void drop_client(struct relp *r)
 {
 	if (r->clt)
-		relpEngineCltDestruct(r->engine, &r->clt);
+		lr.relpEngineCltDestruct(r->engine, &r->clt);
 	r->clt = NULL;
 	r->established = false;
 }
@@ -373,22 +449,22 @@ static bool connect_once(struct relp *r)
 	relpRetVal ret;
 
 	if (!r->clt) {
-		if (relpEngineCltConstruct(r->engine, &r->clt) != RELP_RET_OK) {
+		if (lr.relpEngineCltConstruct(r->engine, &r->clt) != RELP_RET_OK) {
 			r->clt = NULL;
 			return false;
 		}
-		relpCltSetTimeout(r->clt, RELP_TIMEOUT_S);
-		relpCltSetConnTimeout(r->clt, (int)r->conn_timeout_s);
+		lr.relpCltSetTimeout(r->clt, RELP_TIMEOUT_S);
+		lr.relpCltSetConnTimeout(r->clt, (int)r->conn_timeout_s);
 	}
 	if (!r->established) {
 		/* A failed first connect leaves no session: the next is a connect again. */
-		ret = relpCltConnect(r->clt, r->family, (unsigned char *)r->port,
-				     (unsigned char *)r->host);
+		ret = lr.relpCltConnect(r->clt, r->family, (unsigned char *)r->port,
+					(unsigned char *)r->host);
 		r->established = ret == RELP_RET_OK;
 		return r->established;
 	}
 	/* Re-establish, and librelp resends what was not acknowledged. */
-	ret = relpCltReconnect(r->clt);
+	ret = lr.relpCltReconnect(r->clt);
 	if (ret == RELP_RET_INVALID_OFFER || ret == RELP_RET_INCOMPAT_OFFERS ||
 	    ret == RELP_RET_RQD_FEAT_MISSING) {
 		/* Not a session librelp can resume: start over. */
@@ -420,12 +496,12 @@ static void *sender_main(void *arg)
 	size_t off;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
-	if (relpEngineConstruct(&r->engine) != RELP_RET_OK)
+	if (lr.relpEngineConstruct(&r->engine) != RELP_RET_OK)
 		return NULL;
 	/* Set, or the engine calls a NULL debug printer. */
-	relpEngineSetDbgprint(r->engine, NULL);
-	relpEngineSetShutdownImmdtPtr(r->engine, &r->shutdown_now);
-	relpEngineSetEnableCmd(r->engine, (unsigned char *)"syslog", eRelpCmdState_Required);
+	lr.relpEngineSetDbgprint(r->engine, NULL);
+	lr.relpEngineSetShutdownImmdtPtr(r->engine, &r->shutdown_now);
+	lr.relpEngineSetEnableCmd(r->engine, (unsigned char *)"syslog", eRelpCmdState_Required);
 	h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	while (!stopping(r)) {
 		if (!up) {
@@ -464,7 +540,7 @@ static void *sender_main(void *arg)
 			atomic_store_explicit(&r->head, h, memory_order_release);
 			continue;
 		}
-		if (relpCltSendSyslog(r->clt, (unsigned char *)r->q + off + HDR, len) !=
+		if (lr.relpCltSendSyslog(r->clt, (unsigned char *)r->q + off + HDR, len) !=
 		    RELP_RET_OK) {
 			/* Not taken: stays first in the queue, sent after the reconnect. */
 			consume_sigpipe();
@@ -478,7 +554,7 @@ static void *sender_main(void *arg)
 	}
 	drop_client(r);		/* an orderly close unless shutdown_now */
 	consume_sigpipe();
-	relpEngineDestruct(&r->engine);
+	lr.relpEngineDestruct(&r->engine);
 	return NULL;
 }
 
@@ -613,6 +689,9 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 	if (!r)
 		return -ENOMEM;
 	ret = resolve(r, o);
+	if (ret < 0)
+		goto fail;
+	ret = load_librelp();	/* after the options are known good */
 	if (ret < 0)
 		goto fail;
 	r->id.facility = o->facility ? o->facility >> 3 : -1;

@@ -9,9 +9,13 @@
 
 /*
  * Make a PK_SYSLOG_RELP driver; @o was checked by the caller (facility,
- * flags).  Return: as pk_console_rfc5424_make(); -EPROTONOSUPPORT when the
- * library was built without librelp.
+ * flags).  Loads librelp.so.0 the first time (relp.c, LIBRELP).
+ * Return: as pk_console_rfc5424_make(); -EPROTONOSUPPORT when the library
+ * was built without RELP or librelp cannot be loaded (said on stderr).
  */
 int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out);
+
+/* The library make() loads, "librelp.so.0"; set by tests before a make(). */
+extern const char *pk__relp_soname;
 
 #endif /* PK_CONSOLE_RELP_H */
