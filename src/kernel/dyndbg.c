@@ -825,11 +825,14 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
 
 /*
  * A program whose executable has no sites of its own: PK_DYNDBG queries
- * that matched nothing are named at exit, not never.
+ * that matched nothing are named at exit, not never.  A trylock: exit()
+ * from a pk_dyndbg_list_cb() callback, which holds the registry, must not
+ * hang on it.
  */
 __attribute__((destructor)) static void report_env_at_exit(void)
 {
-	pthread_mutex_lock(&reg_lock);
+	if (pthread_mutex_trylock(&reg_lock))
+		return;
 	report_env_unmatched();
 	pthread_mutex_unlock(&reg_lock);
 }
