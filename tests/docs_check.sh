@@ -316,6 +316,9 @@ else
 	while IFS= read -r q; do
 		out=$(env PK_DYNDBG="$q" PK_CONSOLE= "$helper" 2>&1) ||
 			bad "PK_DYNDBG='$q': the program failed: $out"
+		# A query for a file or function the helper lacks matches no
+		# site and is warned about; only a refused query is wrong here.
+		out=$(printf '%s\n' "$out" | grep -v 'matches no site' || true)
 		[ -z "$out" ] || bad "PK_DYNDBG='$q' (as the docs show it) was refused: $out"
 		out=$(env -u PK_DYNDBG PK_CONSOLE= "$helper" "$q" 2>&1) ||
 			bad "pk_dyndbg_exec(\"$q\") refused it: $out"

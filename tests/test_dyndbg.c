@@ -635,8 +635,8 @@ static void test_plugin(void **state)
 static void test_register_api(void **state)
 {
 	static struct pk_dyndbg_site fake[2] = {
-		{ NULL, "fake_fn", "fake.c", "fake %d\n", 5, 0, { 0, 0, 0 } },
-		{ "mine", "fake_fn", "fake.c", "fake2\n", 6, 0, { 0, 0, 0 } },
+		{ NULL, "fake_fn", "fake.c", "fake %d\n", 5, 0, { 0, 0, 0 }, NULL },
+		{ "mine", "fake_fn", "fake.c", "fake2\n", 6, 0, { 0, 0, 0 }, NULL },
 	};
 
 	(void)state;

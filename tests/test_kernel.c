@@ -365,6 +365,59 @@ static void test_ratelimit_msg_on_release(void **state)
 		     1);
 }
 
+/*
+ * Every call is counted: two threads on one state, a burst larger than
+ * all their calls, an interval of 2 jiffies.  The only calls refused are
+ * those that found the other thread inside; each must be in a later
+ * "callbacks suppressed" report, so passed + reported == calls.
+ */
+#define HAMMER_CALLS 200000
+static struct pk_ratelimit_state hammer_rs;
+static _Atomic long hammer_passed;
+
+static void *hammer(void *arg)
+{
+	long i, passed = 0;
+
+	(void)arg;
+	for (i = 0; i < HAMMER_CALLS; i++)
+		passed += pk_ratelimit(&hammer_rs, "rl_hammer");
+	atomic_fetch_add(&hammer_passed, passed);
+	return NULL;
+}
+
+static void test_ratelimit_contended_calls_counted(void **state)
+{
+	long calls = 2L * HAMMER_CALLS, passed, reported = 0;
+	const char *p;
+	pthread_t t[2];
+	char *text;
+	int i, n;
+
+	(void)state;
+	pk_ratelimit_state_init(&hammer_rs, 2, INT_MAX);
+	atomic_store(&hammer_passed, 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, hammer, NULL), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	/* One more call, alone, once the interval is over: it reports what is left. */
+	usleep(5000);
+	calls++;
+	passed = atomic_load(&hammer_passed) + pk_ratelimit(&hammer_rs, "rl_hammer");
+	assert_int_equal(pk_flush(10000), 0);
+	text = tu_capture_text(cap);
+	for (p = text; (p = strstr(p, "rl_hammer: ")); p++)
+		if (sscanf(p, "rl_hammer: %d callbacks suppressed", &n) == 1)
+			reported += n;
+	free(text);
+	print_message("%ld calls: %ld passed, %ld suppressed (contended) and reported\n", calls,
+		      passed, reported);
+	if (passed + reported != calls)
+		fail_msg("%ld calls, %ld passed + %ld reported suppressed: %ld vanished", calls,
+			 passed, reported, calls - passed - reported);
+}
+
 static void test_ratelimit_disabled_and_zero_burst(void **state)
 {
 	struct ratelimit_state off = RATELIMIT_STATE_INIT_DISABLED;
@@ -704,6 +757,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_ratelimit_burst_interval_report, case_setup),
 		cmocka_unit_test_setup(test_printk_ratelimited_default_burst, case_setup),
 		cmocka_unit_test_setup(test_ratelimit_msg_on_release, case_setup),
+		cmocka_unit_test_setup(test_ratelimit_contended_calls_counted, case_setup),
 		cmocka_unit_test_setup(test_ratelimit_disabled_and_zero_burst, case_setup),
 		cmocka_unit_test_setup(test_warn_report, case_setup),
 		cmocka_unit_test_setup(test_warn_on_report, case_setup),

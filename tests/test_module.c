@@ -38,6 +38,7 @@
 #include "format/format.h"
 #include "store/store.h"
 #include "printk/console.h"
+#include "printk/dyndbg.h"
 #include "printk/printk.h"
 #include "printk/reader.h"
 #include "testutil.h"
@@ -766,33 +767,38 @@ static void test_kernel_h(void **state)
 
 /*
  * pr_debug() as a dynamic debug site (kernel.h's default) in a module's
- * file: enabled (DEBUG), it still goes by the module's level and carries
- * the module, as every other printing macro of the file does.
+ * file: enabled (DEBUG), it is stored at PK_DEBUG whatever the module's
+ * level (the site's own switch is the more specific one, as the kernel's
+ * enabled pr_debug() prints at KERN_DEBUG), carries the module, and its
+ * dynamic debug module is the module's name.
  */
 static void test_kernel_h_dyndbg(void **state)
 {
 	const struct got *r;
 	uint64_t before;
 	struct got *g;
-	bool leaked;
 	int n;
 
 	(void)state;
 	before = stored();
 	assert_true(kdyn_info(1) > 0);
-	kdyn_debug(2);				/* netio at PK_INFO: dropped */
+	kdyn_debug(2);				/* netio at PK_INFO: stored all the same */
 	assert_int_equal(pk_module_set_level("netio", PK_DEBUG), 1);
 	kdyn_debug(3);
 	g = read_live(&n);
 	assert_module(find(g, n, "kdyn info 1"), "netio");
-	leaked = stored_text(g, n, "kdyn debug 2");
-	r = find(g, n, "kdyn debug 3");
-	if (leaked || !r->has_module)
-		fail_msg("pr_debug() (a dynamic debug site) in module netio: %s%s",
-			 leaked ? "stored at PK_DEBUG while netio is at PK_INFO; " : "",
-			 r->has_module ? "" : "its record carries no module");
+	r = find(g, n, "kdyn debug 2");
+	if (!r->has_module)
+		fail_msg("pr_debug() (a dynamic debug site) in module netio: no module");
 	assert_module(r, "netio");
-	assert_int_equal(stored(), before + 2);
+	assert_int_equal(r->level, PK_DEBUG);
+	assert_module(find(g, n, "kdyn debug 3"), "netio");
+	assert_int_equal(stored(), before + 3);
+	/* Switched off by its module's name, the site stores nothing. */
+	assert_int_equal(pk_dyndbg_exec("module netio file module_kdyn.c -p", NULL, 0), 1);
+	kdyn_debug(4);
+	assert_int_equal(stored(), before + 3);
+	assert_int_equal(pk_dyndbg_exec("module netio file module_kdyn.c +p", NULL, 0), 1);
 }
 
 /* ---- console formats --------------------------------------------------------- */

@@ -24,12 +24,12 @@
 			 PK_DYNDBG_LINENO | PK_DYNDBG_TID)
 
 static struct pk_dyndbg_site sites[] = {
-	{ "net", "net_send", "src/net/send.c", "sent %d bytes\n", 10, 0, { 0 } },
-	{ "net", "net_recv", "src/net/recv.c", "got %s from %s\n", 120, PK_DYNDBG_PRINT, { 0 } },
-	{ "disk", "disk_io", "/abs/path/disk.c", "io error %d at %llu\n", 7, 0, { 0 } },
-	{ NULL, "main", "main.c", "starting\n", 1, PK_DYNDBG_PRINT | PK_DYNDBG_TID, { 0 } },
-	{ "x_y", "f", "a/b/c/d.c", "tab\there \"quoted\" 100%%\n", 65535, 0, { 0 } },
-	{ "net_core", "net_core_init", "net/core.c", "", 4000000000u, 0, { 0 } },
+	{ "net", "net_send", "src/net/send.c", "sent %d bytes\n", 10, 0, { 0 }, NULL },
+	{ "net", "net_recv", "src/net/recv.c", "got %s from %s\n", 120, PK_DYNDBG_PRINT, { 0 }, NULL },
+	{ "disk", "disk_io", "/abs/path/disk.c", "io error %d at %llu\n", 7, 0, { 0 }, NULL },
+	{ NULL, "main", "main.c", "starting\n", 1, PK_DYNDBG_PRINT | PK_DYNDBG_TID, { 0 }, NULL },
+	{ "x_y", "f", "a/b/c/d.c", "tab\there \"quoted\" 100%%\n", 65535, 0, { 0 }, NULL },
+	{ "net_core", "net_core_init", "net/core.c", "", 4000000000u, 0, { 0 }, NULL },
 };
 #define NSITES	(sizeof(sites) / sizeof(sites[0]))
 static unsigned char defaults[NSITES];

@@ -29,10 +29,21 @@
  * a branch marked unlikely: nothing is called.  Flags are changed with
  * atomic byte stores, so sites may run while queries change them.
  *
- * Module: PK_MODNAME, else KBUILD_MODNAME, if defined before the include
- * (a string literal); otherwise the name of the object the site is in
- * (the executable's or shared object's file name, less any ".so" suffix
- * and version, e.g. "myprog" or "libnetio"), filled in at registration.
+ * Module: the module of the site's file (printk.h MODULES:
+ * PK_MODULE_REGISTER() or PK_MODULE_DECLARE()), the name the site's
+ * records carry; else PK_MODNAME, else KBUILD_MODNAME, if defined before
+ * the include (a string literal); otherwise the name of the object the
+ * site is in (the executable's or shared object's file name, less any
+ * ".so" suffix and version, e.g. "myprog" or "libnetio").  The query
+ * keyword "module", PK_DYNDBG_LIST and the 'm' prefix all use this one
+ * name, filled in at registration.
+ *
+ * Levels: an enabled site stores its record at PK_DEBUG whatever its
+ * module's level, as the kernel prints an enabled pr_debug() at
+ * KERN_DEBUG: the site's own switch is the more specific one.  What still
+ * applies is each console's loglevel: the default (7) prints up to
+ * PK_INFO, so the record is stored (pkmsg, readers) but shown on a
+ * console only at loglevel 8 (PK_LOGLEVEL=8, or the console's own level).
  *
  * Default flags: PK_DYNDBG_DEFAULT_FLAGS if defined, else PK_DYNDBG_PRINT
  * if DEBUG is defined (as in the kernel), else none.
@@ -76,8 +87,10 @@ extern "C" {
  * One call site.  Lives in the "pk_dyndbg" section; the library treats
  * each object's section as an array of these.  flags is read and written
  * only with atomic byte accesses (__atomic builtins: this header is also
- * C++, which has no _Atomic); modname is NULL until registration names
- * the object, then written once with a release store.
+ * C++, which has no _Atomic); modname is PK_MODNAME's (or NULL) until
+ * registration names the site's module, then written once with a release
+ * store.  module returns the module of the site's file (NULL for none);
+ * registration calls it, once.
  */
 struct pk_dyndbg_site {
 	const char *modname;
@@ -87,6 +100,7 @@ struct pk_dyndbg_site {
 	unsigned int lineno;
 	unsigned char flags;
 	unsigned char reserved[3];
+	const struct pk_module *(*module)(void);
 } __attribute__((aligned(8)));
 
 /**
@@ -116,14 +130,15 @@ int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_lis
 
 /**
  * pk_dyndbg_printk_mod() - pk_dyndbg_printk() for a site in module @mod
- * (printk.h MODULES): the message is stored only if @mod's level lets
- * PK_DEBUG through, and carries @mod's name.  The site macros call it
- * with their file's module.
+ * (printk.h MODULES): the message carries @mod's name, and is stored at
+ * PK_DEBUG whatever @mod's level (the site was enabled: the more specific
+ * switch wins; consoles still filter by their loglevel).  The site macros
+ * call it with their file's module.
  * @mod:  a module, or NULL (then this is pk_dyndbg_printk()).
  * @site: the call site.
  * @fmt:  printf-style format.
  * Context: any thread, async-signal-safe.
- * Return: as pk_printk_mod(); -EINVAL also for a NULL @site.
+ * Return: as pk_printk(); -EINVAL also for a NULL @site.
  */
 int pk_dyndbg_printk_mod(const struct pk_module *mod, const struct pk_dyndbg_site *site,
 			 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -153,18 +168,27 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
  *         A '#' starts a comment.
  *
  * Queries run in order; a malformed one is reported (pk_printk at PK_ERR,
- * "dyndbg: <reason>") and skipped, the others still apply.
+ * "dyndbg: <reason>") and skipped, the others still apply.  A query that
+ * matches no site is not an error, but is warned about on stderr, as the
+ * library's other configuration warnings are:
+ * "libprintk: dyndbg: query \"module nosuch +p\" matches no site (no site
+ * has module \"nosuch\")" (the part in parentheses when no registered
+ * site has the module asked for).
  * Context: any thread, not from a signal handler.
  * Return: the number of sites the queries matched (as the kernel counts:
- * a site already in the requested state counts), or -EINVAL if a query
- * was malformed or @query is NULL.
+ * a site already in the requested state counts; 0 if none matched), or
+ * -EINVAL if a query was malformed or @query is NULL.
  */
 int pk_dyndbg_query(const char *query);
 
 /**
  * pk_dyndbg_exec() - pk_dyndbg_query() that logs nothing: the reason each
  * query was refused goes to @err, "; "-separated in order (@errlen bytes,
- * NUL-terminated; may be NULL), e.g. "unknown keyword \"fil\" (query ...)".
+ * NUL-terminated; may be NULL), e.g. "unknown keyword \"fil\" (query ...)",
+ * and is "" when none was.  A query that matches no site is not refused:
+ * it is said by a return of 0 (or, among several queries, by nothing),
+ * and it is the caller's to report; pk_dyndbg_query() warns about it on
+ * stderr.
  * @query:  as for pk_dyndbg_query().
  * @err:    where the reason goes, or NULL.
  * @errlen: its size.
@@ -207,8 +231,10 @@ int pk_dyndbg_list_cb(int (*cb)(void *ctx, const struct pk_dyndbg_site *site,
  * @start: the object's first site (__start_pk_dyndbg).
  * @stop:  the end of its sites (__stop_pk_dyndbg).  A range already
  * registered is counted once more.  The first registration of an object
- * names the sites that have no module, applies PK_DYNDBG to them and, with
- * PK_DYNDBG_LIST=1, lists them on stderr.
+ * names the sites' modules, applies PK_DYNDBG to them and, with
+ * PK_DYNDBG_LIST=1, lists them on stderr.  A PK_DYNDBG query that matched
+ * no site of the objects registered so far is warned about on stderr when
+ * the executable's own sites register (or at exit, if it has none).
  * Context: constructors (any thread, not from a signal handler).
  * Return: 0; -EINVAL for a bad range; -ENOSPC if PK_DYNDBG_MAX_OBJECTS
  * objects are registered (the sites then stay at their default flags).
@@ -235,6 +261,33 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
 #define PK__DYNDBG_MODNAME	0
 #endif
 
+/*
+ * PK__DYNDBG_MODULE: a constant a site's initializer takes that returns,
+ * when called, the module of the site's file.  C: a function reading the
+ * file's pk__this_module, which PK_MODULE_REGISTER() or
+ * PK_MODULE_DECLARE() may complete after this header (a tentative
+ * definition: the function reads its final value).  C++ resolves
+ * PK__THIS_MODULE where it is written, so the site macro defines its own
+ * (PK__DYNDBG_MODULE_CXX) where the site is.
+ */
+#if defined(PK_NO_MODULES)
+#define PK__DYNDBG_MODULE		0
+#define PK__DYNDBG_MODULE_CXX
+#elif defined(__cplusplus)
+#define PK__DYNDBG_MODULE		&pk__dd_mod::get
+#define PK__DYNDBG_MODULE_CXX                                                          \
+	struct pk__dd_mod {                                                             \
+		static const struct pk_module *get() { return PK__THIS_MODULE; }       \
+	};
+#else
+static inline const struct pk_module *pk__dyndbg_this_module(void)
+{
+	return pk__this_module;
+}
+#define PK__DYNDBG_MODULE		pk__dyndbg_this_module
+#define PK__DYNDBG_MODULE_CXX
+#endif
+
 #if defined(PK_DYNDBG_DEFAULT_FLAGS)
 #define PK__DYNDBG_FLAGS	(PK_DYNDBG_DEFAULT_FLAGS)
 #elif defined(DEBUG)
@@ -246,9 +299,8 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
 /*
  * The function an enabled site calls (a test or a wrapper may replace it
  * with a function taking pk_dyndbg_printk()'s arguments).  By default the
- * message goes out with the module of the site's file (printk.h MODULES):
- * stored only if the module's level lets PK_DEBUG through, and carrying
- * its name.
+ * message goes out with the module of the site's file (printk.h MODULES),
+ * carrying its name, whatever its level.
  */
 #ifndef PK_DYNDBG_PRINTK_FN
 #define PK_DYNDBG_PRINTK_FN(site, ...)	pk_dyndbg_printk_mod(PK__THIS_MODULE, site, __VA_ARGS__)
@@ -264,10 +316,11 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
  */
 #define PK__DYNDBG_SITE(fmt, call)                                                      \
 	do {                                                                            \
+		PK__DYNDBG_MODULE_CXX                                                   \
 		static struct pk_dyndbg_site pk__dd_site                                \
 			__attribute__((section("pk_dyndbg"), used, aligned(8))) = {     \
 			PK__DYNDBG_MODNAME, __func__, __FILE__, fmt, __LINE__,          \
-			PK__DYNDBG_FLAGS, { 0, 0, 0 } };                                 \
+			PK__DYNDBG_FLAGS, { 0, 0, 0 }, PK__DYNDBG_MODULE };              \
 		if (PK_DYNDBG_ENABLED(&pk__dd_site))                                    \
 			call;                                                           \
 	} while (0)

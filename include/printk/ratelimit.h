@@ -17,8 +17,10 @@
  *   pk_ratelimit               any thread, signal handlers, all at once on
  *                              one state; a caller that finds the state
  *                              busy (another caller inside, or the thread
- *                              it interrupted) is refused and not counted,
- *                              as the kernel's trylock does
+ *                              it interrupted) is refused at once, as the
+ *                              kernel's trylock refuses, and counted as
+ *                              missed (one atomic increment), so the next
+ *                              report covers it
  *   pk_ratelimit_state_init    before the state is shared
  *   pk_ratelimit_state_exit    any thread; refused (nothing printed) while
  *                              another caller is inside
@@ -48,7 +50,8 @@ extern "C" {
 /*
  * The fields keep the kernel's names and meaning.  @lock is a busy flag
  * taken with an atomic exchange (never waited for); the other counters are
- * only touched by its holder.
+ * only touched by its holder, but for @missed, which a refused caller
+ * increments atomically without holding it.
  */
 struct pk_ratelimit_state {
 	int lock;		/* 0 free, 1 held */
@@ -78,7 +81,9 @@ struct pk_ratelimit_state {
  * PK_RATELIMIT_MSG_ON_RELEASE, first prints "<func>: <missed> callbacks
  * suppressed" at PK_WARNING and resets the count.  A call that finds
  * another inside (a concurrent thread, or the code a signal handler
- * interrupted) is refused without being counted.
+ * interrupted) is refused at once and counted as missed, so every call
+ * either goes ahead or is in a later report (the kernel's trylock
+ * refuses such a call without counting it).
  *
  * Context: any thread, async-signal-safe; lock-free (never waits).
  * Return: 1 go ahead; 0 suppressed.
@@ -103,6 +108,7 @@ void pk_ratelimit_state_init(struct pk_ratelimit_state *rs, int interval, int bu
  * ratelimiting" at PK_WARNING (comm: the thread's name) and reset the
  * count.  Without the flag it does nothing.
  * @rs: the state.
+ * Calls refused meanwhile are counted for a later exit.
  * Context: any thread, async-signal-safe.
  * Return: nothing.
  */

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -62,6 +63,8 @@ static char *env_query;			/* PK_DYNDBG, or NULL; reg_lock */
 static bool env_list;			/* PK_DYNDBG_LIST=1; reg_lock */
 static bool env_reported;		/* PK_DYNDBG error said once; reg_lock */
 static bool list_header_done;		/* reg_lock */
+static int *env_counts;			/* matches per PK_DYNDBG query; reg_lock */
+static bool env_unmatched_done;		/* report_env_unmatched() ran; reg_lock */
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* ---- matching ------------------------------------------------------------ */
@@ -397,43 +400,97 @@ static int change(const struct query *q, const struct flag_settings *m, int from
 	return nfound;
 }
 
-static int exec_one(char *text, int from, int to, struct errbuf *e)
+/* Parse one query (@text is cut into words in place).  Return: 0 or -EINVAL. */
+static int parse_one(char *text, struct query *q, struct flag_settings *m, struct errbuf *e)
 {
-	struct flag_settings m = { 0, 0 };
-	struct query q = { 0 };
 	char *words[MAXWORDS];
 	int nwords;
 
+	memset(q, 0, sizeof(*q));
 	nwords = tokenize(text, words, MAXWORDS, e);
 	if (nwords < 0)
 		return nwords;
 	if (nwords == 0)
 		return fail(e, "no flags given");
-	if (parse_flags(words[nwords - 1], &m, e))
+	if (parse_flags(words[nwords - 1], m, e))
 		return -EINVAL;
-	if (parse_query(words, nwords - 1, &q, e))
-		return -EINVAL;
-	return change(&q, &m, from, to);
+	return parse_query(words, nwords - 1, q, e);
+}
+
+/* Apply one query to objects [@from, @to); @q gets it parsed.  Return: matches. */
+static int exec_one(char *text, struct query *q, int from, int to, struct errbuf *e)
+{
+	struct flag_settings m = { 0, 0 };
+	int rc = parse_one(text, q, &m, e);
+
+	return rc < 0 ? rc : change(q, &m, from, to);
+}
+
+/* Has any registered site a module that @pat matches?  Caller holds reg_lock. */
+static bool module_known(const char *pat)
+{
+	struct pk_dyndbg_site *s;
+	int i;
+
+	for (i = 0; i < PK_DYNDBG_MAX_OBJECTS; i++) {
+		if (!objects[i].refs)
+			continue;
+		for (s = objects[i].start; s < objects[i].stop; s++)
+			if (match_wildcard(pat, site_module(s)))
+				return true;
+	}
+	return false;
 }
 
 /*
- * Run queries @text (';' or newline separated) on objects [@from, @to).
- * A failing query is skipped, the others still run.  Each failing query's
- * reason goes to @err, "; "-separated in order (cut at @errlen), and, with
- * @env, to stderr on a line of its own: a pasted list with two mistakes
- * names both.  Caller holds reg_lock.  Return: matches, or -EINVAL.
+ * "query \"@shown\" matches no site", and why, when the module asked for
+ * is the reason: a module name that is not one (the executable's name,
+ * say, for a site whose file registered a module) is the likely mistake.
+ * Caller holds reg_lock.
  */
-static int exec_queries(const char *text, int from, int to, char *err, size_t errlen,
-			const char *env)
+static void no_match_text(const struct query *q, const char *shown, char *buf, size_t size)
+{
+	if (q->module && !module_known(q->module))
+		snprintf(buf, size, "query \"%s\" matches no site (no site has module \"%s\")",
+			 shown, q->module);
+	else
+		snprintf(buf, size, "query \"%s\" matches no site", shown);
+}
+
+/*
+ * How exec_queries() reports.  @err gets each malformed query's reason,
+ * "; "-separated in order and cut at @errlen ("" if none was), so that a
+ * pasted list with two mistakes names both; @env, if set, also names each
+ * on stderr on a line of its own; @warn, if set, prefixes a warning on
+ * stderr for each query that matched nothing;
+ * @counts, if set, adds each query's matches to its slot (-1: malformed),
+ * and then nothing is said about queries that matched nothing: the
+ * caller sums over objects and decides (PK_DYNDBG).
+ */
+struct exec_report {
+	char *err;
+	size_t errlen;
+	const char *warn;
+	int *counts;
+	const char *env;
+};
+
+/*
+ * Run queries @text (';' or newline separated) on objects [@from, @to).
+ * A failing query is skipped; the others still apply.  Caller holds
+ * reg_lock.  Return: matches, or -EINVAL, -ENOMEM.
+ */
+static int exec_queries(const char *text, int from, int to, const struct exec_report *rep)
 {
 	char msg[256] = "";
 	struct errbuf e = { msg, sizeof(msg) };
-	int nfound = 0, rc, ret = 0;
-	size_t used = 0;
+	int nfound = 0, rc, ret = 0, k = 0;
 	char *copy, *q, *split, *shown;
+	struct query pq;
+	size_t used = 0;
 
-	if (err && errlen)
-		err[0] = '\0';
+	if (rep->err && rep->errlen)
+		rep->err[0] = '\0';
 	copy = strdup(text);
 	shown = malloc(strlen(text) + 1);
 	if (!copy || !shown) {
@@ -441,34 +498,55 @@ static int exec_queries(const char *text, int from, int to, char *err, size_t er
 		free(shown);
 		return -ENOMEM;
 	}
-	for (q = copy; q; q = split) {
+	for (q = copy; q; q = split, k++) {
 		split = strpbrk(q, ";\n");
 		if (split)
 			*split++ = '\0';
 		while (isspace((unsigned char)*q))
 			q++;
-		if (!*q || *q == '#')
+		if (!*q || *q == '#') {
+			k--;
 			continue;
+		}
 		strcpy(shown, q);
-		rc = exec_one(q, from, to, &e);
+		rc = exec_one(q, &pq, from, to, &e);
 		if (rc < 0) {
 			ret = rc;
-			if (err && used + 1 < errlen) {
-				int n = snprintf(err + used, errlen - used, "%s%s (query \"%s\")",
-						 used ? "; " : "", msg, shown);
+			if (rep->err && used + 1 < rep->errlen) {
+				int n = snprintf(rep->err + used, rep->errlen - used,
+						 "%s%s (query \"%s\")", used ? "; " : "", msg, shown);
 
-				used = n < 0 ? errlen : used + (size_t)n;
+				used = n < 0 ? rep->errlen : used + (size_t)n;
 			}
-			if (env)
+			if (rep->env)
 				fprintf(stderr, "libprintk: %s: %s (query \"%s\"); that query is ignored\n",
-					env, msg, shown);
-		} else {
-			nfound += rc;
+					rep->env, msg, shown);
+			if (rep->counts)
+				rep->counts[k] = -1;
+			continue;
+		}
+		nfound += rc;
+		if (rep->counts) {
+			if (rep->counts[k] >= 0)
+				rep->counts[k] += rc;
+		} else if (rc == 0 && rep->warn) {
+			no_match_text(&pq, shown, msg, sizeof(msg));
+			fprintf(stderr, "libprintk: %s: %s\n", rep->warn, msg);
 		}
 	}
 	free(shown);
 	free(copy);
 	return ret < 0 ? ret : nfound;
+}
+
+/* Queries in @text, as exec_queries() counts them. */
+static int count_queries(const char *text)
+{
+	int n = 1;
+
+	for (; *text; text++)
+		n += *text == ';' || *text == '\n';
+	return n;
 }
 
 /* ---- registry ------------------------------------------------------------ */
@@ -515,8 +593,15 @@ static void read_env(void)
 
 	env_read = true;
 	v = secure_getenv("PK_DYNDBG");
-	if (v && *v)
+	if (v && *v) {
 		env_query = strdup(v);
+		env_counts = env_query ? calloc((size_t)count_queries(v), sizeof(int)) : NULL;
+		if (!env_counts) {
+			fprintf(stderr, "libprintk: PK_DYNDBG: %s; it is ignored\n", strerror(ENOMEM));
+			free(env_query);
+			env_query = NULL;
+		}
+	}
 	v = secure_getenv("PK_DYNDBG_LIST");
 	env_list = v && *v && strcmp(v, "0");
 }
@@ -602,21 +687,97 @@ static int list_object(int i, int fd)
 
 static const char list_header[] = "# filename:lineno [module]function flags format\n";
 
+/*
+ * Warn, once, about each PK_DYNDBG query that matched no site of the
+ * objects registered so far (env_counts).  Caller holds reg_lock.
+ */
+static void report_env_unmatched(void)
+{
+	char msg[256] = "", *copy, *q, *split;
+	struct errbuf e = { msg, sizeof(msg) };
+	struct flag_settings m;
+	struct query pq;
+	int k = 0;
+
+	if (!env_query || env_unmatched_done)
+		return;
+	env_unmatched_done = true;
+	copy = strdup(env_query);
+	if (!copy)
+		return;
+	for (q = copy; q; q = split, k++) {
+		char shown[200];
+
+		split = strpbrk(q, ";\n");
+		if (split)
+			*split++ = '\0';
+		while (isspace((unsigned char)*q))
+			q++;
+		if (!*q || *q == '#') {
+			k--;
+			continue;
+		}
+		snprintf(shown, sizeof(shown), "%s", q);
+		if (env_counts[k] != 0 || parse_one(q, &pq, &m, &e) < 0)
+			continue;
+		no_match_text(&pq, shown, msg, sizeof(msg));
+		fprintf(stderr, "libprintk: PK_DYNDBG: %s\n", msg);
+	}
+	free(copy);
+}
+
+/* Is @addr in the executable (not a shared object)? */
+static bool in_executable(const void *addr)
+{
+	Dl_info self, exe;
+
+	/* AT_PHDR: the executable's program headers, mapped in its first segment. */
+	return dladdr(addr, &self) && dladdr((const void *)getauxval(AT_PHDR), &exe) &&
+	       self.dli_fbase == exe.dli_fbase;
+}
+
+/*
+ * A site's module: its file's (printk.h MODULES), else PK_MODNAME's,
+ * else its object's name.
+ */
+static void name_site(struct pk_dyndbg_site *s, const char *object)
+{
+	const struct pk_module *mod = s->module ? s->module() : NULL;
+	const char *name = mod && mod->name && *mod->name ? mod->name : NULL;
+
+	if (!name && !__atomic_load_n(&s->modname, __ATOMIC_RELAXED))
+		name = object;
+	if (name)
+		/* LMM(site_mod:A) pairs with LMM(site_mod:B) in site_module() */
+		__atomic_store_n(&s->modname, name, __ATOMIC_RELEASE);
+}
+
 /* First registration of object @i: name its sites, PK_DYNDBG, PK_DYNDBG_LIST. */
 static void register_object(int i)
 {
+	struct exec_report rep = { 0 };
 	struct object *o = &objects[i];
 	struct pk_dyndbg_site *s;
+	char err[320];
 
 	object_name(o->start, o->name, sizeof(o->name));
 	for (s = o->start; s < o->stop; s++)
-		if (!__atomic_load_n(&s->modname, __ATOMIC_RELAXED))
-			/* LMM(site_mod:A) pairs with LMM(site_mod:B) in site_module() */
-			__atomic_store_n(&s->modname, (const char *)o->name, __ATOMIC_RELEASE);
+		name_site(s, o->name);
+	rep.err = err;
+	rep.errlen = sizeof(err);
+	rep.counts = env_counts;
 	/* Each bad query is named once, for the first object it fails on. */
-	if (env_query && exec_queries(env_query, i, i + 1, NULL, 0,
-				      env_reported ? NULL : "PK_DYNDBG") < 0)
+	rep.env = env_reported ? NULL : "PK_DYNDBG";
+	if (env_query && exec_queries(env_query, i, i + 1, &rep) < 0)
 		env_reported = true;
+	/*
+	 * The executable's constructors run after those of the shared objects
+	 * it was linked with: its sites are the last to register before
+	 * main().  A query that matched none by then names something that is
+	 * not there (a dlopen()ed object's sites still get it later).
+	 */
+	if (env_query && in_executable(o->start))
+		report_env_unmatched();
 	if (env_list) {
 		if (!list_header_done)
 			write_all(STDERR_FILENO, list_header, sizeof(list_header) - 1);
@@ -673,25 +834,47 @@ int pk_dyndbg_unregister_sites(struct pk_dyndbg_site *start, struct pk_dyndbg_si
 
 /* ---- API ----------------------------------------------------------------- */
 
-int pk_dyndbg_exec(const char *query, char *err, size_t errlen)
+/*
+ * A program whose executable has no sites of its own: PK_DYNDBG queries
+ * that matched nothing are named at exit, not never.  A trylock: exit()
+ * from a pk_dyndbg_list_cb() callback, which holds the registry, must not
+ * hang on it.
+ */
+__attribute__((destructor)) static void report_env_at_exit(void)
+{
+	if (pthread_mutex_trylock(&reg_lock))
+		return;
+	report_env_unmatched();
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static int exec_locked(const char *query, const struct exec_report *rep)
 {
 	int ret;
 
 	if (!query) {
-		if (err && errlen)
-			snprintf(err, errlen, "no query");
+		if (rep->err && rep->errlen)
+			snprintf(rep->err, rep->errlen, "no query");
 		return -EINVAL;
 	}
 	pthread_mutex_lock(&reg_lock);
-	ret = exec_queries(query, 0, PK_DYNDBG_MAX_OBJECTS, err, errlen, NULL);
+	ret = exec_queries(query, 0, PK_DYNDBG_MAX_OBJECTS, rep);
 	pthread_mutex_unlock(&reg_lock);
 	return ret;
+}
+
+int pk_dyndbg_exec(const char *query, char *err, size_t errlen)
+{
+	struct exec_report rep = { err, errlen, NULL, NULL, NULL };
+
+	return exec_locked(query, &rep);
 }
 
 int pk_dyndbg_query(const char *query)
 {
 	char err[320];
-	int ret = pk_dyndbg_exec(query, err, sizeof(err));
+	struct exec_report rep = { err, sizeof(err), "dyndbg", NULL, NULL };
+	int ret = exec_locked(query, &rep);
 
 	if (ret == -EINVAL)
 		pk_printk(PK_ERR, "dyndbg: %s\n", err);
@@ -799,10 +982,29 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 {
 	char prefix[PREFIX_SIZE], joined[256];
 	size_t plen, flen, n = 0, i;
+	struct pk_module as;
 	unsigned flags;
 
 	if (!site || !fmt)
 		return -EINVAL;
+	/*
+	 * The site is enabled: its record is stored at PK_DEBUG whatever its
+	 * module's level, as the kernel prints an enabled pr_debug() at
+	 * KERN_DEBUG whatever else is set; the site's switch is the more
+	 * specific one.  The record still carries the module's name: it goes
+	 * out as a module of that name that lets PK_DEBUG through.  Built on
+	 * the stack, from fields that do not change (name) or are read
+	 * atomically (namelen): no lock, no allocation, signal-safe.
+	 */
+	if (mod) {
+		as.name = mod->name;
+		as.level = PK_DEBUG;
+		as.default_level = PK_DEBUG;
+		as.next = NULL;
+		as.namelen = __atomic_load_n(&mod->namelen, __ATOMIC_RELAXED);
+		as.reserved = 0;
+		mod = &as;
+	}
 	/* LMM(site_flags) */
 	flags = __atomic_load_n(&site->flags, __ATOMIC_RELAXED);
 	if (!(flags & (PK_DYNDBG_TID | PK_DYNDBG_MODNAME | PK_DYNDBG_FUNCNAME | PK_DYNDBG_LINENO)))

@@ -4,10 +4,14 @@
  *
  * A state is guarded by a busy flag taken with one atomic exchange.  A
  * caller that finds it taken is refused at once, as the kernel's
- * raw_spin_trylock() refuses: whoever is inside is about to print anyway,
- * and waiting could deadlock a signal handler against the code it
- * interrupted on the same thread.  So every call is lock-free and
- * async-signal-safe.
+ * raw_spin_trylock() refuses: waiting could deadlock a signal handler
+ * against the code it interrupted on the same thread.  Unlike the kernel,
+ * the refused call is counted: one atomic increment of @missed, so the
+ * next "N callbacks suppressed" report covers it.  Uncounted, a thread
+ * that keeps finding the state busy (another thread calling in a loop
+ * holds it most of the time) would lose every one of its messages
+ * without a trace.  So every call is lock-free, async-signal-safe, and
+ * either goes ahead or is counted.
  *
  * The state lives in a public struct that C++ includes too, so its fields
  * are plain ints reached through the __atomic builtins.
@@ -15,7 +19,13 @@
  * Ordering pairs:
  *   LMM(ratelimit_take:A) acquire exchange of rs->lock pairs with
  *   LMM(ratelimit_give:A) release store of it: the next holder sees the
- *   counters (begin, printed, missed) as the last holder left them.
+ *   counters (begin, printed) as the last holder left them.
+ *   @missed is the exception: refused callers add to it without holding
+ *   the state, so every access to it is an atomic read-modify-write (or
+ *   load), relaxed: it is a count that orders nothing else.  Each
+ *   increment lands either before the holder's exchange that takes the
+ *   count for a report (and is in that report) or after it (and is in the
+ *   next one); none is lost or reported twice.
  */
 #include <errno.h>
 #include <string.h>
@@ -62,16 +72,18 @@ int pk_ratelimit(struct pk_ratelimit_state *rs, const char *func)
 
 	if (!interval)
 		return 1;
-	if (!take(rs))
+	if (!take(rs)) {
+		/* Busy: refused, and counted for the next report (see the top). */
+		__atomic_fetch_add(&rs->missed, 1, __ATOMIC_RELAXED);
 		return 0;
+	}
 	now = pk_jiffies();
 	if (!rs->begin)
 		rs->begin = now;
 	if (after(now, rs->begin + (unsigned long)interval)) {
-		if (rs->missed && !(rs->flags & PK_RATELIMIT_MSG_ON_RELEASE)) {
-			report = rs->missed;
-			rs->missed = 0;
-		}
+		if (__atomic_load_n(&rs->missed, __ATOMIC_RELAXED) &&
+		    !(rs->flags & PK_RATELIMIT_MSG_ON_RELEASE))
+			report = __atomic_exchange_n(&rs->missed, 0, __ATOMIC_RELAXED);
 		rs->begin = now;
 		rs->printed = 0;
 	}
@@ -79,7 +91,7 @@ int pk_ratelimit(struct pk_ratelimit_state *rs, const char *func)
 		rs->printed++;
 		ret = 1;
 	} else {
-		rs->missed++;
+		__atomic_fetch_add(&rs->missed, 1, __ATOMIC_RELAXED);
 		ret = 0;
 	}
 	give(rs);
@@ -97,7 +109,7 @@ int pk_ratelimit(struct pk_ratelimit_state *rs, const char *func)
 void pk_ratelimit_state_init(struct pk_ratelimit_state *rs, int interval, int burst)
 {
 	rs->printed = 0;
-	rs->missed = 0;
+	__atomic_store_n(&rs->missed, 0, __ATOMIC_RELAXED);
 	rs->begin = 0;
 	rs->flags = 0;
 	rs->burst = burst;
@@ -112,8 +124,7 @@ void pk_ratelimit_state_exit(struct pk_ratelimit_state *rs)
 
 	if (!(rs->flags & PK_RATELIMIT_MSG_ON_RELEASE) || !take(rs))
 		return;
-	missed = rs->missed;
-	rs->missed = 0;
+	missed = __atomic_exchange_n(&rs->missed, 0, __ATOMIC_RELAXED);
 	give(rs);
 	if (!missed)
 		return;
