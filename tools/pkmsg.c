@@ -76,8 +76,8 @@ static void usage(FILE *f)
 	      "      --stats           print the store's counters\n"
 	      "  -C, --clear           clear: readers start after the records stored so far\n"
 	      "  -h, --help            this text\n"
-	      "Long options are taken only as written in full.\n"
 	      "\n"
+	      "Long options are taken only as written in full.\n"
 	      "Levels: emerg alert crit err warn notice info debug (0-7).\n"
 	      "Exit status: 0 ok, 1 no such file or not a store, 2 bad usage.\n",
 	      f);
