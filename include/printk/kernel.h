@@ -78,8 +78,12 @@
  * or with the pseudo level PK_LEVEL_KERNEL, which printk() passes so that
  * a format that is not a string literal keeps them too.
  *
- * The macros use GNU C (statement expressions, ", ##__VA_ARGS__"), as the
- * kernel does: gcc and clang, C or C++.
+ * The macros use GNU C (statement expressions, __builtin_expect), as the
+ * kernel does: gcc and clang, C or C++.  Each statement expression is
+ * marked __extension__ and no macro needs ", ##__VA_ARGS__" (the format is
+ * part of "..."), so a program built with -pedantic -Werror, as C11 or
+ * C++17, gets no warning from them (tests/kernel_pedantic.c uses them all).
+ * A format takes at most 63 arguments.
  */
 #ifndef PRINTK_KERNEL_H
 #define PRINTK_KERNEL_H
@@ -165,9 +169,47 @@ static inline const char *printk_skip_level(const char *buffer)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 
+/* ---- argument lists without GNU C's ", ##__VA_ARGS__" ---- */
+
+/*
+ * The macros below take their format inside "...", never as a named
+ * parameter: a call with nothing after the format, pr_info("up\n"), then
+ * gives "..." one argument, as ISO C99 to C17 and C++ before C++20 ask
+ * (a named fmt would leave "..." empty, which -pedantic reports).
+ *
+ * PK__KARGS(prefix, wrap, extra, fmt, args...) is
+ *	prefix wrap(fmt) EXTRA, args...
+ * EXTRA being @extra without its parentheses: "()" for nothing, or
+ * "(, a, b)" for arguments that go between the format and @args (the
+ * dev_*() prefixes).  @wrap is pr_fmt, dev_fmt or PK__ID.  It counts its
+ * arguments, up to 64 (a format and 63 arguments).
+ */
+#define PK__ID(x)		x
+#define PK__UNPAREN(...)	__VA_ARGS__
+#define PK__HAS_ARGS(...)						\
+	PK__ARG_65(__VA_ARGS__, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,	\
+		   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,	\
+		   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,	\
+		   1, 1, 1, 1, 1, 1, 1, 0, 0)
+#define PK__ARG_65(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15,	\
+		   _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28,	\
+		   _29, _30, _31, _32, _33, _34, _35, _36, _37, _38, _39, _40, _41,	\
+		   _42, _43, _44, _45, _46, _47, _48, _49, _50, _51, _52, _53, _54,	\
+		   _55, _56, _57, _58, _59, _60, _61, _62, _63, _64, n, ...) n
+#define PK__KARGS(prefix, wrap, extra, ...) \
+	PK__KARGS_(PK__HAS_ARGS(__VA_ARGS__), prefix, wrap, extra, __VA_ARGS__)
+#define PK__KARGS_(n, ...)	PK__KARGS__(n, __VA_ARGS__)
+#define PK__KARGS__(n, ...)	PK__KARGS_##n(__VA_ARGS__)
+#define PK__KARGS_0(prefix, wrap, extra, fmt)	prefix wrap(fmt) PK__UNPAREN extra
+#define PK__KARGS_1(prefix, wrap, extra, fmt, ...) \
+	prefix wrap(fmt) PK__UNPAREN extra, __VA_ARGS__
+/* The first of the arguments (the format), without the others. */
+#define PK__KFIRST(...)		PK__KFIRST_(__VA_ARGS__, 0)
+#define PK__KFIRST_(first, ...)	first
+
 /* ---- printk and pr_* (printk.h) ---- */
 
-#define printk(fmt, ...)		pk_printk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, fmt, ##__VA_ARGS__)
+#define printk(...)		pk_printk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, __VA_ARGS__)
 #define vprintk(fmt, args)		pk_vprintk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, fmt, args)
 
 /* %pV: a format and its arguments, printed inside another format. */
@@ -176,13 +218,13 @@ struct va_format {
 	va_list *va;
 };
 /* pk_printk() may be called from anywhere: deferring is not needed. */
-#define printk_deferred(fmt, ...)	printk(fmt, ##__VA_ARGS__)
+#define printk_deferred(...)	printk(__VA_ARGS__)
 
 /* Prints nothing, evaluates nothing, yet checks the format and arguments. */
-#define no_printk(fmt, ...)						\
-	({								\
+#define no_printk(...)							\
+	__extension__ ({						\
 		if (0)							\
-			pk_printk(PK_LEVEL_DEFAULT, fmt, ##__VA_ARGS__); \
+			pk_printk(PK_LEVEL_DEFAULT, __VA_ARGS__);	\
 		0;							\
 	})
 
@@ -196,41 +238,42 @@ struct va_format {
  * cannot read the KERN_x prefix of a format, so printk(KERN_DEBUG ...)
  * is never stripped (the kernel keeps it in every configuration too).
  */
-#define pr_emerg(fmt, ...)	printk(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_alert(fmt, ...) \
-	PK__PICK(1, printk, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_crit(fmt, ...) \
-	PK__PICK(2, printk, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_err(fmt, ...) \
-	PK__PICK(3, printk, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_warn(fmt, ...) \
-	PK__PICK(4, printk, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_notice(fmt, ...) \
-	PK__PICK(5, printk, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_info(fmt, ...) \
-	PK__PICK(6, printk, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_emerg(...)	printk(PK__KARGS(KERN_EMERG, pr_fmt, (), __VA_ARGS__))
+#define pr_alert(...) \
+	PK__PICK(1, printk, no_printk)(PK__KARGS(KERN_ALERT, pr_fmt, (), __VA_ARGS__))
+#define pr_crit(...) \
+	PK__PICK(2, printk, no_printk)(PK__KARGS(KERN_CRIT, pr_fmt, (), __VA_ARGS__))
+#define pr_err(...) \
+	PK__PICK(3, printk, no_printk)(PK__KARGS(KERN_ERR, pr_fmt, (), __VA_ARGS__))
+#define pr_warn(...) \
+	PK__PICK(4, printk, no_printk)(PK__KARGS(KERN_WARNING, pr_fmt, (), __VA_ARGS__))
+#define pr_notice(...) \
+	PK__PICK(5, printk, no_printk)(PK__KARGS(KERN_NOTICE, pr_fmt, (), __VA_ARGS__))
+#define pr_info(...) \
+	PK__PICK(6, printk, no_printk)(PK__KARGS(KERN_INFO, pr_fmt, (), __VA_ARGS__))
 /* Continues this thread's open line; no pr_fmt, as in the kernel. */
-#define pr_cont(fmt, ...)	printk(KERN_CONT fmt, ##__VA_ARGS__)
+#define pr_cont(...)	printk(PK__KARGS(KERN_CONT, PK__ID, (), __VA_ARGS__))
 
 #if defined(DEBUG) && PK__ON_7
-#define pr_devel(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel(...)	printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #else
-#define pr_devel(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel(...)	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #endif
 
 /* The dynamic debug hook: see the top of this file. */
 #if !PK__ON_7
 /* Stripped: no dynamic debug site either. */
-#define pr_debug(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug(...)	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #elif defined(PK_DYNDBG_PR_DEBUG)
 /* PK_DYNDBG_PR_DEBUG(), its message a kernel format (the site shows @fmt). */
-#define pr_debug(fmt, ...)						\
-	PK__DYNDBG_SITE(fmt, PK_DYNDBG_PRINTK_FN(&pk__dd_site, PK_KFMT pr_fmt(fmt), \
-						 ##__VA_ARGS__))
+#define pr_debug(...)						\
+	PK__DYNDBG_SITE(PK__KFIRST(__VA_ARGS__),				\
+			PK_DYNDBG_PRINTK_FN(&pk__dd_site,			\
+					    PK__KARGS(PK_KFMT, pr_fmt, (), __VA_ARGS__)))
 #elif defined(DEBUG)
-#define pr_debug(fmt, ...)	printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug(...)	printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #else
-#define pr_debug(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_debug(...)	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #endif
 
 /* ---- once (once_lite.h) ---- */
@@ -243,7 +286,7 @@ struct va_format {
  * Relaxed: the flag publishes nothing but itself.
  */
 #define PK__ONCE_IF(condition)						\
-	({								\
+	__extension__ ({								\
 		static int pk__once_done;				\
 		bool pk__once_cond = !!(condition);			\
 		pk__once_cond &&					\
@@ -251,38 +294,45 @@ struct va_format {
 		!__atomic_exchange_n(&pk__once_done, 1, __ATOMIC_RELAXED); \
 	})
 
-#define DO_ONCE_LITE_IF(condition, func, ...)				\
-	({								\
+/* DO_ONCE_LITE_IF(condition, func, args...): func(args...) once. */
+#define DO_ONCE_LITE_IF(condition, ...)					\
+	__extension__ ({						\
 		bool pk__do_once = !!(condition);			\
 		if (__builtin_expect(PK__ONCE_IF(pk__do_once), 0))	\
-			func(__VA_ARGS__);				\
+			PK__CALL(__VA_ARGS__);				\
 		__builtin_expect(pk__do_once, 0);			\
 	})
-#define DO_ONCE_LITE(func, ...)	DO_ONCE_LITE_IF(true, func, ##__VA_ARGS__)
+#define DO_ONCE_LITE(...)	DO_ONCE_LITE_IF(true, __VA_ARGS__)
+/* PK__CALL(func, args...): func(args...), args possibly none. */
+#define PK__CALL(...)		PK__CALL_(PK__HAS_ARGS(__VA_ARGS__), __VA_ARGS__)
+#define PK__CALL_(n, ...)	PK__CALL__(n, __VA_ARGS__)
+#define PK__CALL__(n, ...)	PK__CALL_##n(__VA_ARGS__)
+#define PK__CALL_0(func)	func()
+#define PK__CALL_1(func, ...)	func(__VA_ARGS__)
 
-#define printk_once(fmt, ...)		DO_ONCE_LITE(printk, fmt, ##__VA_ARGS__)
-#define printk_deferred_once(fmt, ...)	printk_once(fmt, ##__VA_ARGS__)
+#define printk_once(...)		DO_ONCE_LITE(printk, __VA_ARGS__)
+#define printk_deferred_once(...)	printk_once(__VA_ARGS__)
 
 /* A stripped level (PK_MAX_LEVEL) is no_printk(), 0, as the kernel's pr_debug_once(). */
-#define pr_emerg_once(fmt, ...)	printk_once(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_alert_once(fmt, ...) \
-	PK__PICK(1, printk_once, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_crit_once(fmt, ...) \
-	PK__PICK(2, printk_once, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_err_once(fmt, ...) \
-	PK__PICK(3, printk_once, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_warn_once(fmt, ...) \
-	PK__PICK(4, printk_once, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_notice_once(fmt, ...) \
-	PK__PICK(5, printk_once, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_info_once(fmt, ...) \
-	PK__PICK(6, printk_once, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_emerg_once(...)	printk_once(PK__KARGS(KERN_EMERG, pr_fmt, (), __VA_ARGS__))
+#define pr_alert_once(...) \
+	PK__PICK(1, printk_once, no_printk)(PK__KARGS(KERN_ALERT, pr_fmt, (), __VA_ARGS__))
+#define pr_crit_once(...) \
+	PK__PICK(2, printk_once, no_printk)(PK__KARGS(KERN_CRIT, pr_fmt, (), __VA_ARGS__))
+#define pr_err_once(...) \
+	PK__PICK(3, printk_once, no_printk)(PK__KARGS(KERN_ERR, pr_fmt, (), __VA_ARGS__))
+#define pr_warn_once(...) \
+	PK__PICK(4, printk_once, no_printk)(PK__KARGS(KERN_WARNING, pr_fmt, (), __VA_ARGS__))
+#define pr_notice_once(...) \
+	PK__PICK(5, printk_once, no_printk)(PK__KARGS(KERN_NOTICE, pr_fmt, (), __VA_ARGS__))
+#define pr_info_once(...) \
+	PK__PICK(6, printk_once, no_printk)(PK__KARGS(KERN_INFO, pr_fmt, (), __VA_ARGS__))
 #if defined(DEBUG) && PK__ON_7
-#define pr_devel_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_debug_once(fmt, ...)	printk_once(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel_once(...)	printk_once(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
+#define pr_debug_once(...)	printk_once(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #else
-#define pr_devel_once(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_debug_once(fmt, ...)	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel_once(...)	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
+#define pr_debug_once(...)	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #endif
 
 /* ---- time (jiffies.h) ---- */
@@ -322,39 +372,39 @@ struct va_format {
 #define ratelimit_set_flags(rs, f)	((void)((rs)->flags = (f)))
 #define printk_ratelimit()		pk_printk_ratelimit(__func__)
 
-#define printk_ratelimited(fmt, ...)					\
-	({								\
+#define printk_ratelimited(...)						\
+	__extension__ ({						\
 		static struct pk_ratelimit_state pk__rs =		\
 			PK_RATELIMIT_STATE_INIT(DEFAULT_RATELIMIT_INTERVAL, \
 						DEFAULT_RATELIMIT_BURST); \
 		if (pk_ratelimit(&pk__rs, __func__))			\
-			printk(fmt, ##__VA_ARGS__);			\
+			printk(__VA_ARGS__);				\
 	})
 
-#define pr_emerg_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_EMERG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_alert_ratelimited(fmt, ...) \
-	PK__PICK(1, printk_ratelimited, no_printk)(KERN_ALERT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_crit_ratelimited(fmt, ...) \
-	PK__PICK(2, printk_ratelimited, no_printk)(KERN_CRIT pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_err_ratelimited(fmt, ...) \
-	PK__PICK(3, printk_ratelimited, no_printk)(KERN_ERR pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_warn_ratelimited(fmt, ...) \
-	PK__PICK(4, printk_ratelimited, no_printk)(KERN_WARNING pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_notice_ratelimited(fmt, ...) \
-	PK__PICK(5, printk_ratelimited, no_printk)(KERN_NOTICE pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_info_ratelimited(fmt, ...) \
-	PK__PICK(6, printk_ratelimited, no_printk)(KERN_INFO pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_emerg_ratelimited(...) \
+	printk_ratelimited(PK__KARGS(KERN_EMERG, pr_fmt, (), __VA_ARGS__))
+#define pr_alert_ratelimited(...) \
+	PK__PICK(1, printk_ratelimited, no_printk)(PK__KARGS(KERN_ALERT, pr_fmt, (), __VA_ARGS__))
+#define pr_crit_ratelimited(...) \
+	PK__PICK(2, printk_ratelimited, no_printk)(PK__KARGS(KERN_CRIT, pr_fmt, (), __VA_ARGS__))
+#define pr_err_ratelimited(...) \
+	PK__PICK(3, printk_ratelimited, no_printk)(PK__KARGS(KERN_ERR, pr_fmt, (), __VA_ARGS__))
+#define pr_warn_ratelimited(...) \
+	PK__PICK(4, printk_ratelimited, no_printk)(PK__KARGS(KERN_WARNING, pr_fmt, (), __VA_ARGS__))
+#define pr_notice_ratelimited(...) \
+	PK__PICK(5, printk_ratelimited, no_printk)(PK__KARGS(KERN_NOTICE, pr_fmt, (), __VA_ARGS__))
+#define pr_info_ratelimited(...) \
+	PK__PICK(6, printk_ratelimited, no_printk)(PK__KARGS(KERN_INFO, pr_fmt, (), __VA_ARGS__))
 #if defined(DEBUG) && PK__ON_7
-#define pr_devel_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_debug_ratelimited(fmt, ...) \
-	printk_ratelimited(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel_ratelimited(...) \
+	printk_ratelimited(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
+#define pr_debug_ratelimited(...) \
+	printk_ratelimited(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #else
-#define pr_devel_ratelimited(fmt, ...) \
-	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
-#define pr_debug_ratelimited(fmt, ...) \
-	no_printk(KERN_DEBUG pr_fmt(fmt), ##__VA_ARGS__)
+#define pr_devel_ratelimited(...) \
+	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
+#define pr_debug_ratelimited(...) \
+	no_printk(PK__KARGS(KERN_DEBUG, pr_fmt, (), __VA_ARGS__))
 #endif
 
 /* ---- warnings and bugs (asm-generic/bug.h) ---- */
@@ -363,19 +413,19 @@ struct va_format {
 
 #define __WARN()	pk_warn_report(__FILE__, __LINE__, __func__, NULL)
 /* The message is a kernel format: its first argument is a string literal. */
-#define __WARN_printf(taint, fmt, ...) \
-	pk_warn_report(__FILE__, __LINE__, __func__, PK_KFMT fmt, ##__VA_ARGS__)
+#define __WARN_printf(taint, ...) \
+	pk_warn_report(__FILE__, __LINE__, __func__, PK__KARGS(PK_KFMT, PK__ID, (), __VA_ARGS__))
 
 /* Each returns the condition (0 or 1); a true one prints a report. */
 #define WARN_ON(condition)						\
-	({								\
+	__extension__ ({								\
 		int pk__warn_on = !!(condition);			\
 		if (__builtin_expect(pk__warn_on, 0))			\
 			__WARN();					\
 		__builtin_expect(pk__warn_on, 0);			\
 	})
 #define WARN(condition, ...)						\
-	({								\
+	__extension__ ({								\
 		int pk__warn = !!(condition);				\
 		if (__builtin_expect(pk__warn, 0))			\
 			__WARN_printf(0, __VA_ARGS__);			\
@@ -389,19 +439,19 @@ struct va_format {
 	DO_ONCE_LITE_IF(condition, WARN, 1, __VA_ARGS__)
 
 #define WARN_ON_RATELIMIT(condition, state)				\
-	({								\
+	__extension__ ({								\
 		bool pk__rl_cond = !!(condition);			\
 		WARN_ON(pk__rl_cond && __ratelimit(state));		\
 		pk__rl_cond;						\
 	})
-#define WARN_RATELIMIT(condition, format, ...)				\
-	({								\
+#define WARN_RATELIMIT(condition, ...)					\
+	__extension__ ({								\
 		static struct pk_ratelimit_state pk__wrs =		\
 			PK_RATELIMIT_STATE_INIT(DEFAULT_RATELIMIT_INTERVAL, \
 						DEFAULT_RATELIMIT_BURST); \
 		int pk__rtn = !!(condition);				\
 		if (__builtin_expect(pk__rtn && pk_ratelimit(&pk__wrs, __func__), 0)) \
-			WARN(pk__rtn, format, ##__VA_ARGS__);		\
+			WARN(pk__rtn, __VA_ARGS__);			\
 		pk__rtn;						\
 	})
 
@@ -413,7 +463,7 @@ struct va_format {
 	} while (0)
 
 #define dump_stack()		pk_dump_stack()
-#define panic(fmt, ...)		pk_panic(PK_KFMT fmt, ##__VA_ARGS__)
+#define panic(...)		pk_panic(PK__KARGS(PK_KFMT, PK__ID, (), __VA_ARGS__))
 
 /* ---- hex dumps (printk.h, lib/hexdump.c) ---- */
 
