@@ -233,3 +233,80 @@ void ped_hexdump(const void *buf, size_t len)
 	print_hex_dump_devel("p: ", DUMP_PREFIX_NONE, 16, 1, buf, len, true);
 	print_hex_dump_bytes("p: ", DUMP_PREFIX_NONE, buf, len);
 }
+
+int ped_errptr(int x);
+int ped_errptr(int x)
+{
+	void *p = ERR_PTR(-ENOMEM);
+	const void *c = ERR_CAST(p);
+	long e = PTR_ERR(c);
+
+	return (int)e + IS_ERR(p) + IS_ERR_OR_NULL(p) + PTR_ERR_OR_ZERO(c) + MAX_ERRNO +
+	       IS_ERR_VALUE(x);
+}
+
+int ped_dev(int x);
+int ped_dev(int x)
+{
+	struct device d = { "drv", "dev0", NULL };
+	struct net_device n;
+	const struct device *null_dev = NULL;
+	int ret = 0;
+
+	memset(&n, 0, sizeof(n));
+	strcpy(n.name, "eth0");
+	SET_NETDEV_DEV(&n, &d);
+	ret += (int)strlen(dev_name(&d)) + (int)strlen(dev_driver_string(&d)) +
+	       (int)strlen(netdev_name(&n));
+	dev_printk(KERN_INFO, &d, "plain\n");
+	dev_printk(KERN_INFO, &d, "x %d\n", x);
+	dev_emerg(&d, "plain\n");
+	dev_emerg(&d, "x %d\n", x);
+	dev_alert(&d, "plain\n");
+	dev_alert(&d, "x %d\n", x);
+	dev_crit(&d, "plain\n");
+	dev_crit(&d, "x %d\n", x);
+	dev_err(&d, "plain\n");
+	dev_err(&d, "x %d\n", x);
+	dev_warn(&d, "plain\n");
+	dev_warn(&d, "x %d\n", x);
+	dev_notice(&d, "plain\n");
+	dev_notice(&d, "x %d\n", x);
+	dev_info(null_dev, "plain\n");
+	dev_info(&d, "x %d\n", x);
+	dev_dbg(&d, "plain\n");
+	dev_dbg(&d, "x %d\n", x);
+	dev_emerg_once(&d, "plain\n");
+	dev_alert_once(&d, "x %d\n", x);
+	dev_crit_once(&d, "plain\n");
+	dev_err_once(&d, "x %d\n", x);
+	dev_warn_once(&d, "plain\n");
+	dev_warn_once(&d, "x %d\n", x);
+	dev_notice_once(&d, "plain\n");
+	dev_info_once(&d, "x %d\n", x);
+	dev_dbg_once(&d, "plain\n");
+	dev_emerg_ratelimited(&d, "plain\n");
+	dev_alert_ratelimited(&d, "x %d\n", x);
+	dev_crit_ratelimited(&d, "plain\n");
+	dev_err_ratelimited(&d, "plain\n");
+	dev_err_ratelimited(&d, "x %d\n", x);
+	dev_warn_ratelimited(&d, "plain\n");
+	dev_notice_ratelimited(&d, "x %d\n", x);
+	dev_info_ratelimited(&d, "plain\n");
+	dev_dbg_ratelimited(&d, "x %d\n", x);
+	ret += dev_err_probe(&d, -ENOMEM, "plain\n");
+	ret += dev_err_probe(&d, -EPROBE_DEFER, "x %d\n", x);
+	netdev_printk(KERN_INFO, &n, "plain\n");
+	netdev_printk(KERN_INFO, &n, "x %d\n", x);
+	netdev_emerg(&n, "plain\n");
+	netdev_alert(&n, "x %d\n", x);
+	netdev_crit(&n, "plain\n");
+	netdev_err(&n, "plain\n");
+	netdev_err(&n, "x %d\n", x);
+	netdev_warn(&n, "plain\n");
+	netdev_notice(&n, "x %d\n", x);
+	netdev_info(&n, "plain\n");
+	netdev_dbg(&n, "plain\n");
+	netdev_dbg(&n, "x %d\n", x);
+	return ret;
+}

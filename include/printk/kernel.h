@@ -6,8 +6,10 @@
  * printk(KERN_ERR "..."), pr_info(), pr_fmt, pr_debug under DEBUG,
  * printk_once and pr_*_once, printk_ratelimited and pr_*_ratelimited,
  * DEFINE_RATELIMIT_STATE with __ratelimit(), WARN()/WARN_ON()/_ONCE,
- * BUG()/BUG_ON(), dump_stack(), panic(), HZ and jiffies, and the hex
- * dumps.  Every kernel name is a macro (or, for the disabled hex dumps, a
+ * BUG()/BUG_ON(), dump_stack(), panic(), HZ and jiffies, the hex
+ * dumps, error pointers (ERR_PTR() and the rest of err.h), and dev_*()
+ * and netdev_*() over a minimal struct device and struct net_device (see
+ * "device messages" below).  Every kernel name is a macro (or, for the disabled hex dumps, a
  * static inline) over the pk_ API of printk.h, ratelimit.h, hexdump.h and
  * warn.h; only this header defines kernel names, so a program that does
  * not include it keeps printk, jiffies, WARN and the rest for itself.
@@ -464,6 +466,257 @@ struct va_format {
 
 #define dump_stack()		pk_dump_stack()
 #define panic(...)		pk_panic(PK__KARGS(PK_KFMT, PK__ID, (), __VA_ARGS__))
+
+/* ---- error pointers (err.h) ---- */
+
+/*
+ * A pointer that carries a negative errno, -MAX_ERRNO to -1, in the last
+ * page of the address space, where no object lives: %pe prints its name
+ * ("-ENOMEM"; see "Pointer extensions" above).  In C++ the void * of
+ * ERR_PTR() needs a cast to another pointer type, as any void * does.
+ */
+#define MAX_ERRNO	4095
+#define IS_ERR_VALUE(x)	unlikely((uintptr_t)(x) >= (uintptr_t)-MAX_ERRNO)
+
+static inline __attribute__((__warn_unused_result__)) void *ERR_PTR(long error)
+{
+	return (void *)(intptr_t)error;
+}
+
+static inline __attribute__((__warn_unused_result__)) long PTR_ERR(const void *ptr)
+{
+	return (long)(intptr_t)ptr;
+}
+
+static inline __attribute__((__warn_unused_result__)) bool IS_ERR(const void *ptr)
+{
+	return IS_ERR_VALUE(ptr);
+}
+
+static inline __attribute__((__warn_unused_result__)) bool IS_ERR_OR_NULL(const void *ptr)
+{
+	return unlikely(!ptr) || IS_ERR_VALUE(ptr);
+}
+
+/* An error pointer of one type as another: the const goes, as in the kernel. */
+static inline __attribute__((__warn_unused_result__)) void *ERR_CAST(const void *ptr)
+{
+	return (void *)(uintptr_t)ptr;
+}
+
+/* The errno an error pointer carries; 0 for any other pointer, NULL included. */
+static inline __attribute__((__warn_unused_result__)) int PTR_ERR_OR_ZERO(const void *ptr)
+{
+	return IS_ERR(ptr) ? (int)PTR_ERR(ptr) : 0;
+}
+
+/* ---- device messages (dev_printk.h, net_debug.h, net/core/dev.c) ---- */
+
+#ifndef PK_NO_DEV_PRINTK
+/*
+ * What dev_*() and netdev_*() print of a device: not the kernel's struct
+ * device, only what its messages name.  Give each field (designated
+ * initializers, or assignments as before device_register()):
+ *   struct device pdev = { .driver_name = "e1000e", .init_name = "0000:00:19.0" };
+ * A program with a struct device or net_device of its own defines
+ * PK_NO_DEV_PRINTK before the include and gets none of this section.
+ */
+struct device {
+	const char *driver_name;	/* dev_driver_string(); NULL: "" */
+	const char *init_name;		/* dev_name(); NULL: "" */
+	struct device *parent;		/* a net_device's device: SET_NETDEV_DEV() */
+};
+
+struct net_device {
+	char name[16];			/* IFNAMSIZ: "eth0"; "" or a '%': unnamed */
+	struct device dev;		/* dev.parent names the driver, as in the kernel */
+};
+
+static inline const char *dev_name(const struct device *dev)
+{
+	return dev->init_name ? dev->init_name : "";
+}
+
+static inline const char *dev_driver_string(const struct device *dev)
+{
+	return dev->driver_name ? dev->driver_name : "";
+}
+
+/* As the kernel's: a name not yet given, or still a template ("eth%d"). */
+static inline const char *netdev_name(const struct net_device *dev)
+{
+	const char *p;
+
+	for (p = dev->name; *p && p < dev->name + sizeof(dev->name); p++)
+		if (*p == '%')
+			return "(unnamed net_device)";
+	return dev->name[0] ? dev->name : "(unnamed net_device)";
+}
+
+#define SET_NETDEV_DEV(net, pdev)	((net)->dev.parent = (pdev))
+
+#ifndef dev_fmt
+#define dev_fmt(fmt) fmt
+#endif
+
+/* The kernel's driver-internal "probe again later" errno. */
+#ifndef EPROBE_DEFER
+#define EPROBE_DEFER	517
+#endif
+
+/*
+ * "DRIVER DEVICE: message", as the kernel's __dev_printk() prints it
+ * ("%s %s: "); "(NULL device *): message" for a NULL device.  A device
+ * without a driver name prints "DEVICE: message" (the kernel would print
+ * its bus or class name there).  @dev is evaluated once.
+ */
+#define PK__DEV_ARGS(d)							\
+	(d) ? dev_driver_string(d) : "(NULL device *)",			\
+	(d) && *dev_driver_string(d) ? " " : "", (d) ? dev_name(d) : ""
+#define PK__DEV_PRINTK(print, level, wrap, dev, ...)			\
+	__extension__ ({						\
+		const struct device *pk__dev = (dev);			\
+		(void)print(PK__KARGS(level "%s%s%s: ", wrap,		\
+				      (, PK__DEV_ARGS(pk__dev)), __VA_ARGS__)); \
+	})
+
+#define dev_printk(level, dev, ...)	PK__DEV_PRINTK(printk, level, dev_fmt, dev, __VA_ARGS__)
+#define dev_emerg(dev, ...)	PK__DEV_PRINTK(printk, KERN_EMERG, dev_fmt, dev, __VA_ARGS__)
+#define dev_alert(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(1, printk, no_printk), KERN_ALERT, dev_fmt, dev, __VA_ARGS__)
+#define dev_crit(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(2, printk, no_printk), KERN_CRIT, dev_fmt, dev, __VA_ARGS__)
+#define dev_err(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(3, printk, no_printk), KERN_ERR, dev_fmt, dev, __VA_ARGS__)
+#define dev_warn(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(4, printk, no_printk), KERN_WARNING, dev_fmt, dev, __VA_ARGS__)
+#define dev_notice(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(5, printk, no_printk), KERN_NOTICE, dev_fmt, dev, __VA_ARGS__)
+#define dev_info(dev, ...) \
+	PK__DEV_PRINTK(PK__PICK(6, printk, no_printk), KERN_INFO, dev_fmt, dev, __VA_ARGS__)
+
+/*
+ * dev_dbg() as pr_debug(): a dynamic debug site showing the raw format,
+ * or, with PK_NO_DYNAMIC_DEBUG, printed under DEBUG only; stripped, it
+ * evaluates nothing.
+ */
+#if PK__ON_7 && defined(PK_DYNDBG_PR_DEBUG)
+#define PK__DEV_DBG(wrap, dev, ...)					\
+	__extension__ ({						\
+		const struct device *pk__dev = (dev);			\
+		PK__DYNDBG_SITE(PK__KFIRST(__VA_ARGS__),		\
+				PK_DYNDBG_PRINTK_FN(&pk__dd_site,	\
+						    PK__KARGS(PK_KFMT "%s%s%s: ", wrap, \
+							      (, PK__DEV_ARGS(pk__dev)), \
+							      __VA_ARGS__))); \
+	})
+#elif PK__ON_7 && defined(DEBUG)
+#define PK__DEV_DBG(wrap, dev, ...)	PK__DEV_PRINTK(printk, KERN_DEBUG, wrap, dev, __VA_ARGS__)
+#else
+#define PK__DEV_DBG(wrap, dev, ...)					\
+	__extension__ ({						\
+		if (0)							\
+			PK__DEV_PRINTK(printk, KERN_DEBUG, wrap, dev, __VA_ARGS__); \
+	})
+#endif
+#define dev_dbg(dev, ...)	PK__DEV_DBG(dev_fmt, dev, __VA_ARGS__)
+
+/* Only the first call at the call site prints. */
+#define dev_level_once(dev_level, dev, ...)	((void)DO_ONCE_LITE(dev_level, dev, __VA_ARGS__))
+#define dev_emerg_once(dev, ...)	dev_level_once(dev_emerg, dev, __VA_ARGS__)
+#define dev_alert_once(dev, ...)	dev_level_once(dev_alert, dev, __VA_ARGS__)
+#define dev_crit_once(dev, ...)		dev_level_once(dev_crit, dev, __VA_ARGS__)
+#define dev_err_once(dev, ...)		dev_level_once(dev_err, dev, __VA_ARGS__)
+#define dev_warn_once(dev, ...)		dev_level_once(dev_warn, dev, __VA_ARGS__)
+#define dev_notice_once(dev, ...)	dev_level_once(dev_notice, dev, __VA_ARGS__)
+#define dev_info_once(dev, ...)		dev_level_once(dev_info, dev, __VA_ARGS__)
+#define dev_dbg_once(dev, ...)		dev_level_once(dev_dbg, dev, __VA_ARGS__)
+
+/* At most DEFAULT_RATELIMIT_BURST in DEFAULT_RATELIMIT_INTERVAL, per call site. */
+#define dev_level_ratelimited(dev_level, dev, ...)			\
+	__extension__ ({						\
+		static struct pk_ratelimit_state pk__rs =		\
+			PK_RATELIMIT_STATE_INIT(DEFAULT_RATELIMIT_INTERVAL, \
+						DEFAULT_RATELIMIT_BURST); \
+		if (pk_ratelimit(&pk__rs, __func__))			\
+			dev_level(dev, __VA_ARGS__);			\
+	})
+#define dev_emerg_ratelimited(dev, ...)	dev_level_ratelimited(dev_emerg, dev, __VA_ARGS__)
+#define dev_alert_ratelimited(dev, ...)	dev_level_ratelimited(dev_alert, dev, __VA_ARGS__)
+#define dev_crit_ratelimited(dev, ...)	dev_level_ratelimited(dev_crit, dev, __VA_ARGS__)
+#define dev_err_ratelimited(dev, ...)	dev_level_ratelimited(dev_err, dev, __VA_ARGS__)
+#define dev_warn_ratelimited(dev, ...)	dev_level_ratelimited(dev_warn, dev, __VA_ARGS__)
+#define dev_notice_ratelimited(dev, ...) dev_level_ratelimited(dev_notice, dev, __VA_ARGS__)
+#define dev_info_ratelimited(dev, ...)	dev_level_ratelimited(dev_info, dev, __VA_ARGS__)
+#define dev_dbg_ratelimited(dev, ...)	dev_level_ratelimited(dev_dbg, dev, __VA_ARGS__)
+
+/*
+ * dev_err_probe(dev, err, fmt, ...) - as Linux 6.1's: "error %pe: " and the
+ * message, with dev_err(), or with dev_dbg() for -EPROBE_DEFER (a probe
+ * that will be retried is no error).  dev_fmt() is not applied: the
+ * kernel's is a function.  Evaluates to @err (an int).
+ */
+#define dev_err_probe(dev, err, ...)					\
+	__extension__ ({						\
+		const struct device *pk__pdev = (dev);			\
+		int pk__perr = (err);					\
+		if (pk__perr == -EPROBE_DEFER)				\
+			PK__DEV_DBG(PK__ID, pk__pdev,			\
+				    PK__KARGS("error %pe: ", PK__ID,	\
+					      (, ERR_PTR(pk__perr)), __VA_ARGS__)); \
+		else							\
+			PK__DEV_PRINTK(PK__PICK(3, printk, no_printk), KERN_ERR, PK__ID, \
+				       pk__pdev, PK__KARGS("error %pe: ", PK__ID, \
+							   (, ERR_PTR(pk__perr)), \
+							   __VA_ARGS__)); \
+		pk__perr;						\
+	})
+
+/*
+ * netdev_*(): "DRIVER DEVICE IFNAME: message" when the interface has a
+ * parent device (SET_NETDEV_DEV()), else "IFNAME: message";
+ * "(NULL net_device): message" for NULL, as the kernel's
+ * __netdev_printk().  The kernel's registration state after IFNAME ("
+ * (unregistering)") is left out: these devices are always registered.
+ */
+#define PK__NETDEV_ARGS(n)						\
+	(n) && (n)->dev.parent ? dev_driver_string((n)->dev.parent) : "",	\
+	(n) && (n)->dev.parent ? " " : "",				\
+	(n) && (n)->dev.parent ? dev_name((n)->dev.parent) : "",	\
+	(n) && (n)->dev.parent ? " " : "",				\
+	(n) ? netdev_name(n) : "(NULL net_device)"
+#define PK__NETDEV_PRINTK(print, level, dev, ...)			\
+	__extension__ ({						\
+		const struct net_device *pk__ndev = (dev);		\
+		(void)print(PK__KARGS(level "%s%s%s%s%s: ", PK__ID,	\
+				      (, PK__NETDEV_ARGS(pk__ndev)), __VA_ARGS__)); \
+	})
+
+#define netdev_printk(level, dev, ...)	PK__NETDEV_PRINTK(printk, level, dev, __VA_ARGS__)
+#define netdev_emerg(dev, ...)	PK__NETDEV_PRINTK(printk, KERN_EMERG, dev, __VA_ARGS__)
+#define netdev_alert(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(1, printk, no_printk), KERN_ALERT, dev, __VA_ARGS__)
+#define netdev_crit(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(2, printk, no_printk), KERN_CRIT, dev, __VA_ARGS__)
+#define netdev_err(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(3, printk, no_printk), KERN_ERR, dev, __VA_ARGS__)
+#define netdev_warn(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(4, printk, no_printk), KERN_WARNING, dev, __VA_ARGS__)
+#define netdev_notice(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(5, printk, no_printk), KERN_NOTICE, dev, __VA_ARGS__)
+#define netdev_info(dev, ...) \
+	PK__NETDEV_PRINTK(PK__PICK(6, printk, no_printk), KERN_INFO, dev, __VA_ARGS__)
+/* Printed under DEBUG (and PK_MAX_LEVEL 7), as without CONFIG_DYNAMIC_DEBUG. */
+#if PK__ON_7 && defined(DEBUG)
+#define netdev_dbg(dev, ...)	PK__NETDEV_PRINTK(printk, KERN_DEBUG, dev, __VA_ARGS__)
+#else
+#define netdev_dbg(dev, ...)						\
+	__extension__ ({						\
+		if (0)							\
+			PK__NETDEV_PRINTK(printk, KERN_DEBUG, dev, __VA_ARGS__); \
+	})
+#endif
+#endif /* PK_NO_DEV_PRINTK */
 
 /* ---- hex dumps (printk.h, lib/hexdump.c) ---- */
 
