@@ -743,7 +743,7 @@ static void test_dev_err_probe(void **state)
 {
 	static const char *const w[] = {
 		"3|e1000e 0000:00:19.0: error -ENOMEM: cannot map BAR 0",
-		"7|e1000e 0000:00:19.0: error -517: cannot map BAR 0",
+		"7|e1000e 0000:00:19.0: error -EPROBE_DEFER: cannot map BAR 0",
 		"6|e1000e 0000:00:19.0: mapped",
 	};
 

@@ -59,8 +59,9 @@
  *   %pM %pMR %pMF %pm %pmR     MAC addresses
  *   %pI4 %pi4 (h l n b: byte order), %pI6 %pi6 %pI6c (RFC 5952)
  *   %pU %pUb %pUB %pUl %pUL    UUIDs, GUIDs
- *   %pe               the name of an ERR_PTR() value ("-EINVAL"), a
- *                     number if it has none, the address if not one
+ *   %pe               the name of an ERR_PTR() value ("-EINVAL", and
+ *                     the kernel's own, "-EPROBE_DEFER"), a number if
+ *                     it has none, the address if not one
  *   %pE[achnops]      bytes escaped as string_escape_mem() does (the
  *                     width counts bytes, 1 without one)
  *   %pV               a struct va_format, formatted in place
