@@ -164,3 +164,77 @@ int kst_sig_ratelimit(void)
 {
 	return __ratelimit(&kst_sig_rs);
 }
+
+/* ---- error pointers, dev_* and netdev_* ---- */
+
+#include <errno.h>
+
+static struct device kst_pdev = { .driver_name = "e1000e", .init_name = "0000:00:19.0" };
+static struct device kst_nodrv = { .init_name = "platform-7" };
+static struct net_device kst_ndev = { .name = "eth0" };
+static struct net_device kst_lone = { .name = "lo0" };
+static struct net_device kst_tmpl = { .name = "eth%d" };
+
+/* A resource that fails to map with @err (0: maps). */
+static void *kst_map(int err)
+{
+	return err ? ERR_PTR(err) : (void *)&kst_pdev;
+}
+
+int kst_err_ptr(long err, long *back, bool *is_err, bool *is_err_or_null, int *or_zero)
+{
+	void *p = err ? ERR_PTR(err) : NULL;
+	const void *c = ERR_CAST(p);
+
+	*back = PTR_ERR(c);
+	*is_err = IS_ERR(p);
+	*is_err_or_null = IS_ERR_OR_NULL(p);
+	*or_zero = PTR_ERR_OR_ZERO(p);
+	return IS_ERR(&kst_pdev) + IS_ERR_OR_NULL(&kst_pdev) + PTR_ERR_OR_ZERO(&kst_pdev);
+}
+
+int kst_probe(int err)
+{
+	void *base = kst_map(err);
+
+	if (IS_ERR(base))
+		return dev_err_probe(&kst_pdev, PTR_ERR(base), "cannot map BAR %d\n", 0);
+	dev_info(&kst_pdev, "mapped\n");
+	return 0;
+}
+
+void kst_dev_messages(int n)
+{
+	int i;
+
+	dev_emerg(&kst_pdev, "emerg %d\n", 0);
+	dev_alert(&kst_pdev, "alert\n");
+	dev_crit(&kst_pdev, "crit\n");
+	dev_err(&kst_pdev, "err %pe\n", ERR_PTR(-ETIMEDOUT));
+	dev_warn(&kst_pdev, "warn\n");
+	dev_notice(&kst_pdev, "notice\n");
+	dev_info(&kst_pdev, "info\n");
+	dev_dbg(&kst_pdev, "dbg %d\n", 7);
+	dev_printk(KERN_INFO, &kst_nodrv, "no driver\n");
+	dev_info(NULL, "no device\n");
+	for (i = 0; i < n; i++) {
+		dev_warn_once(&kst_pdev, "once %d\n", i);
+		dev_err_ratelimited(&kst_pdev, "overrun %d\n", i);
+	}
+}
+
+void kst_netdev_messages(void)
+{
+	SET_NETDEV_DEV(&kst_ndev, &kst_pdev);
+	netdev_emerg(&kst_ndev, "emerg\n");
+	netdev_alert(&kst_ndev, "alert\n");
+	netdev_crit(&kst_ndev, "crit\n");
+	netdev_err(&kst_ndev, "err %d\n", 3);
+	netdev_warn(&kst_ndev, "warn\n");
+	netdev_notice(&kst_ndev, "notice\n");
+	netdev_info(&kst_ndev, "NIC Link is Up %d Mbps\n", 1000);
+	netdev_dbg(&kst_ndev, "dbg\n");
+	netdev_info(&kst_lone, "no parent\n");
+	netdev_info(&kst_tmpl, "not named yet\n");
+	netdev_err(NULL, "no device\n");
+}

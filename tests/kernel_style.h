@@ -31,5 +31,9 @@ int kst_hexline(const void *buf, size_t len, int rowsize, int groupsize, char *l
 		size_t linelen, bool ascii);
 void kst_sig_once(void);
 int kst_sig_ratelimit(void);
+int kst_err_ptr(long err, long *back, bool *is_err, bool *is_err_or_null, int *or_zero);
+int kst_probe(int err);
+void kst_dev_messages(int n);
+void kst_netdev_messages(void);
 
 #endif

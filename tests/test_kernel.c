@@ -746,12 +746,94 @@ static void test_print_hex_dump(void **state)
 	expect_lines(NULL, 0);
 }
 
+/* ---- error pointers, dev_* and netdev_* ---- */
+
+static void test_err_ptr(void **state)
+{
+	static const long errs[] = { -1, -EINVAL, -ENOMEM, -4095, -4096, 0, 5 };
+	bool is_err, or_null;
+	long back;
+	int zero;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		long e = errs[i];
+		bool in = e < 0 && e >= -4095;
+
+		/* Any pointer-sized value comes back, and only -4095..-1 is an error. */
+		assert_int_equal(kst_err_ptr(e, &back, &is_err, &or_null, &zero), 0);
+		assert_int_equal(back, e);
+		assert_int_equal(is_err, in);
+		assert_int_equal(or_null, in || e == 0);
+		assert_int_equal(zero, in ? e : 0);
+	}
+}
+
+static void test_dev_printk(void **state)
+{
+	/* Once: one line; rate limited: the default burst of 10 of the 15. */
+	static const char *const w[] = {
+		"0|e1000e 0000:00:19.0: emerg 0", "1|e1000e 0000:00:19.0: alert",
+		"2|e1000e 0000:00:19.0: crit", "3|e1000e 0000:00:19.0: err -ETIMEDOUT",
+		"4|e1000e 0000:00:19.0: warn", "5|e1000e 0000:00:19.0: notice",
+		"6|e1000e 0000:00:19.0: info", "7|e1000e 0000:00:19.0: dbg 7",
+		"6|platform-7: no driver", "6|(NULL device *): no device",
+		"4|e1000e 0000:00:19.0: once 0",
+		"3|e1000e 0000:00:19.0: overrun 0", "3|e1000e 0000:00:19.0: overrun 1",
+		"3|e1000e 0000:00:19.0: overrun 2", "3|e1000e 0000:00:19.0: overrun 3",
+		"3|e1000e 0000:00:19.0: overrun 4", "3|e1000e 0000:00:19.0: overrun 5",
+		"3|e1000e 0000:00:19.0: overrun 6", "3|e1000e 0000:00:19.0: overrun 7",
+		"3|e1000e 0000:00:19.0: overrun 8", "3|e1000e 0000:00:19.0: overrun 9",
+	};
+
+	(void)state;
+	kst_dev_messages(15);
+	expect_lines(w, 21);
+}
+
+static void test_dev_err_probe(void **state)
+{
+	static const char *const w[] = {
+		"3|e1000e 0000:00:19.0: error -ENOMEM: cannot map BAR 0",
+		"7|e1000e 0000:00:19.0: error -EPROBE_DEFER: cannot map BAR 0",
+		"6|e1000e 0000:00:19.0: mapped",
+	};
+
+	(void)state;
+	/* It returns the error, as the kernel's, for "return dev_err_probe(...)". */
+	assert_int_equal(kst_probe(-ENOMEM), -ENOMEM);
+	assert_int_equal(kst_probe(-517), -517);	/* -EPROBE_DEFER: at debug level */
+	assert_int_equal(kst_probe(0), 0);
+	expect_lines(w, 3);
+}
+
+static void test_netdev_printk(void **state)
+{
+	static const char *const w[] = {
+		"0|e1000e 0000:00:19.0 eth0: emerg", "1|e1000e 0000:00:19.0 eth0: alert",
+		"2|e1000e 0000:00:19.0 eth0: crit", "3|e1000e 0000:00:19.0 eth0: err 3",
+		"4|e1000e 0000:00:19.0 eth0: warn", "5|e1000e 0000:00:19.0 eth0: notice",
+		"6|e1000e 0000:00:19.0 eth0: NIC Link is Up 1000 Mbps",
+		"7|e1000e 0000:00:19.0 eth0: dbg", "6|lo0: no parent",
+		"6|(unnamed net_device): not named yet", "3|(NULL net_device): no device",
+	};
+
+	(void)state;
+	kst_netdev_messages();
+	expect_lines(w, 11);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_levels_and_pr_fmt, case_setup),
 		cmocka_unit_test_setup(test_debug_off_prints_nothing, case_setup),
 		cmocka_unit_test_setup(test_kern_level_helpers, case_setup),
+		cmocka_unit_test_setup(test_err_ptr, case_setup),
+		cmocka_unit_test_setup(test_dev_printk, case_setup),
+		cmocka_unit_test_setup(test_dev_err_probe, case_setup),
+		cmocka_unit_test_setup(test_netdev_printk, case_setup),
 		cmocka_unit_test_setup(test_once_from_many_threads, case_setup),
 		cmocka_unit_test_setup(test_once_ratelimit_signal_safe, case_setup),
 		cmocka_unit_test_setup(test_ratelimit_burst_interval_report, case_setup),

@@ -338,6 +338,36 @@ static void expect_exit(int code, const char *in_err, const char *const argv[])
 	free(e);
 }
 
+/*
+ * Long options are taken only as written in full: getopt_long() would read
+ * "--since 160" as "--since-seq 160", and a later "--since TIME" filter
+ * would then change what an old command line means.  Every abbreviation,
+ * with its argument attached, separate or none, is refused with its name.
+ */
+static void test_no_abbreviations(void **state)
+{
+	char *out;
+
+	(void)state;
+	expect_exit(2, "'--since'", (const char *const[]){ PKMSG_PATH, "--since", "10", "-F",
+							   g_store, NULL });
+	expect_exit(2, "'--since-seq'?", (const char *const[]){ PKMSG_PATH, "--since=10", "-F",
+								g_store, NULL });
+	expect_exit(2, "'--fil'", (const char *const[]){ PKMSG_PATH, "--fil", g_store, NULL });
+	expect_exit(2, "'--js'", (const char *const[]){ PKMSG_PATH, "--js", "-F", g_store, NULL });
+	expect_exit(2, "'--stat'", (const char *const[]){ PKMSG_PATH, "-F", g_store, "--stat", NULL });
+	expect_exit(2, "'--he'", (const char *const[]){ PKMSG_PATH, "--he", NULL });
+	/* An option's argument that looks like an abbreviation is its argument. */
+	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "--js", NULL });
+	/* Exact names, and short options, still work. */
+	out = PKMSG_OK("--raw", "--since-seq=10", "--file", g_store);
+	assert_int_equal(count_lines(out), NMSG + 5 - 10);
+	free(out);
+	out = PKMSG_OK("-rF", g_store, "--since-seq", "10");
+	assert_int_equal(count_lines(out), NMSG + 5 - 10);
+	free(out);
+}
+
 static void test_exit_codes(void **state)
 {
 	char *junk = tu_tmp_path("junk"), *old = tu_tmp_path("v2"), *s;
@@ -828,6 +858,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_timestamps),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_exit_codes),
+		cmocka_unit_test(test_no_abbreviations),
 		cmocka_unit_test(test_not_regular_unopened),
 		cmocka_unit_test(test_dropped_line),
 		cmocka_unit_test(test_clear_while_writing),

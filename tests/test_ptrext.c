@@ -229,6 +229,11 @@ static void test_errptr(void **state)
 	assert_string_equal(kf("[%10pe]", ERR_PTR(-EIO)), "[      -EIO]");
 	/* No name: the number, as the kernel's err_ptr(). */
 	assert_string_equal(kf("%pe", ERR_PTR(-4000)), "-4000");
+	/* The kernel's own errnos, which no C library names (dev_err_probe()). */
+	assert_string_equal(kf("%pe", ERR_PTR(-517)), "-EPROBE_DEFER");
+	assert_string_equal(kf("%pe", ERR_PTR(-512)), "-ERESTARTSYS");
+	assert_string_equal(kf("%pe", ERR_PTR(-531)), "-ENOGRACE");
+	assert_string_equal(kf("%pe", ERR_PTR(-520)), "-520");	/* a gap in the list */
 	assert_string_equal(kf("[%6pe]", ERR_PTR(-4000)), "[ -4000]");
 	/* Not an error pointer: the address, as plain %p. */
 	snprintf(want, sizeof(want), "%016lx", (unsigned long)(uintptr_t)&x);

@@ -77,6 +77,7 @@ static void usage(FILE *f)
 	      "  -C, --clear           clear: readers start after the records stored so far\n"
 	      "  -h, --help            this text\n"
 	      "\n"
+	      "Long options are taken only as written in full.\n"
 	      "Levels: emerg alert crit err warn notice info debug (0-7).\n"
 	      "Exit status: 0 ok, 1 no such file or not a store, 2 bad usage.\n",
 	      f);
@@ -88,6 +89,27 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'pkmsg --help'.\n");
 	return EXIT_USAGE;
+}
+
+/*
+ * getopt_long() takes any unambiguous prefix of a long option: "--since 160"
+ * would be "--since-seq 160", and adding an option "--since" later would
+ * silently change what such a command line means.  pkmsg takes long options
+ * only as written in full.  @arg is the argv element getopt_long() just
+ * matched to @opt; refused with a usage error naming both when it is not
+ * "--" followed by the exact name (and "=VALUE" for an option with one).
+ */
+static bool exact_long_option(const char *arg, const struct option *opt)
+{
+	size_t n = strlen(opt->name);
+
+	if (strncmp(arg, "--", 2) == 0 && strncmp(arg + 2, opt->name, n) == 0 &&
+	    (arg[2 + n] == '\0' || (arg[2 + n] == '=' && opt->has_arg != no_argument)))
+		return true;
+	fprintf(stderr, "pkmsg: unrecognized option '%.*s': long options are not abbreviated "
+		"(did you mean '--%s'?)\nTry 'pkmsg --help'.\n",
+		(int)strcspn(arg, "="), arg, opt->name);
+	return false;
 }
 
 /* A level name or digit.  The level, or -1. */
@@ -467,10 +489,23 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .fmt = PK_FMT_HUMAN, .levels = 0xff };
 	unsigned kind = PK_FMT_HUMAN, flags = 0;
-	int c, kinds = 0;
+	int c, kinds = 0, li = -1;
 	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "F:wWl:TdrJCh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:wWl:TdrJCh", lopts, &li)) != -1) {
+		if (li >= 0) {
+			/*
+			 * The option's own element is the last one scanned, or
+			 * the one before when its argument was the next element.
+			 */
+			const char *arg = argv[optind - 1];
+
+			if (optarg == arg && optind >= 2)
+				arg = argv[optind - 2];
+			if (!exact_long_option(arg, &lopts[li]))
+				return EXIT_USAGE;
+			li = -1;
+		}
 		switch (c) {
 		case 'F': o.path = optarg; break;
 		case 'w': o.follow = true; break;

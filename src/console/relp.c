@@ -142,6 +142,7 @@
 #include <unistd.h>
 
 #include "core/atomics.h"
+#include "core/core.h"
 #include "core/futex.h"
 #include "printk/console.h"
 #include "relp.h"
@@ -495,6 +496,7 @@ static void *sender_main(void *arg)
 	uint32_t len;
 	size_t off;
 
+	pk__thread_name("pk-relp");
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	if (lr.relpEngineConstruct(&r->engine) != RELP_RET_OK)
 		return NULL;

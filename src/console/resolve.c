@@ -3,6 +3,7 @@
  * resolve.c - a network console's host name, resolved off the caller's
  * path (resolve.h says why and how).
  */
+#include "core/core.h"
 #include "resolve.h"
 
 #include <errno.h>
@@ -68,6 +69,7 @@ static void *resolve_main(void *arg)
 	const struct timespec nap = { 0, NAP_MS * 1000000l };
 	unsigned wait_ms = atomic_load_explicit(&pk__resolve_retry_ms, memory_order_relaxed), t;
 
+	pk__thread_name("pk-resolve");
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed) && !try_resolve(r, 0)) {
 		atomic_fetch_add_explicit(&r->failures, 1, memory_order_relaxed);
 		for (t = 0; t < wait_ms && !atomic_load_explicit(&r->stop, memory_order_relaxed);

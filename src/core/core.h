@@ -127,6 +127,14 @@ extern struct pk__global pk__g;
 uint64_t pk__self_inflight(void);
 
 uint32_t pk__tid(void);
+/*
+ * pk__thread_name() - name the calling thread (its comm, as ps -L, top -H,
+ * gdb and /proc/PID/task/TID/comm show it), cut to the kernel's 15 bytes.
+ * Each of the library's threads calls it first thing, with a "pk-" name,
+ * so that none of them shows as the program.  Best effort: a failure is
+ * only a name missing.
+ */
+void pk__thread_name(const char *name);
 uint64_t pk__now_ns(void);
 /*
  * The store gate: pk_printk(), pk_flush() and pk_stats_get() use the store in use

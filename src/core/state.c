@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -89,6 +91,15 @@ uint32_t pk__tid(void)
 		pk__self.fork_gen = gen;
 	}
 	return pk__self.tid;
+}
+
+void pk__thread_name(const char *name)
+{
+	char comm[16];
+
+	/* From the thread itself: a prctl(), where naming another thread writes to /proc. */
+	snprintf(comm, sizeof(comm), "%s", name);
+	pthread_setname_np(pthread_self(), comm);
 }
 
 uint64_t pk__now_ns(void)

@@ -677,6 +677,7 @@ static void *rescue_main(void *arg)
 	uint32_t tid, w;
 
 	(void)arg;
+	pk__thread_name("pk-rescue");
 	/* start_thread() blocked every signal, SIGPIPE included. */
 	pk__wfd_sigpipe_blocked();
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
@@ -715,7 +716,11 @@ static void *printer_main(void *arg)
 	enum pk__emit r;
 	uint64_t poll;
 	uint32_t tid, w;
+	char name[16];
 
+	/* As the console's slot in PK_CONSOLE order: pk-printer/0 prints the first. */
+	snprintf(name, sizeof(name), "pk-printer/%d", c->slot);
+	pk__thread_name(name);
 	/* start_thread() blocked every signal, SIGPIPE included. */
 	pk__wfd_sigpipe_blocked();
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);

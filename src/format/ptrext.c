@@ -343,12 +343,28 @@ static void uuid(const struct pk__kout *o, const struct pk__kspec *ks, const uns
 	field(o, ks, s);
 }
 
+/*
+ * The errnos of the kernel's include/linux/errno.h, 512 to 531, which
+ * never reach user space and so no C library names; kernel code ported
+ * here returns them (dev_err_probe() and -EPROBE_DEFER).  NULL: a gap.
+ */
+static const char *const kernel_errnos[] = {
+	"ERESTARTSYS", "ERESTARTNOINTR", "ERESTARTNOHAND", "ENOIOCTLCMD",
+	"ERESTART_RESTARTBLOCK", "EPROBE_DEFER", "EOPENSTALE", "ENOPARAM", NULL,
+	"EBADHANDLE", "ENOTSYNC", "EBADCOOKIE", "ENOTSUPP", "ETOOSMALL",
+	"ESERVERFAULT", "EBADTYPE", "EJUKEBOX", "EIOCBQUEUED", "ERECALLCONFLICT",
+	"ENOGRACE",
+};
+
 /* %pe: the errno's name, "-EINVAL"; an unknown one as a signed number. */
 static void err_ptr(const struct pk__kout *o, const struct pk__kspec *ks, const void *p)
 {
 	int err = (int)(intptr_t)p;
 	const char *name = strerrorname_np(-err);
 	char s[40];
+
+	if (!name && -err >= 512 && -err < 512 + (int)PK__ARRAY_SIZE(kernel_errnos))
+		name = kernel_errnos[-err - 512];
 
 	if (name && strlen(name) < sizeof(s) - 1) {
 		s[0] = '-';
