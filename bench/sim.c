@@ -98,7 +98,7 @@ struct th {
 	int id, kind, cpu, state, pc, role;
 	int64_t rem, run_t0;
 	uint32_t gen, tgen;
-	struct th *qnext;
+	struct th *qnext, *wnext;
 	/* a call */
 	int64_t call_t0;
 	int emergency;
@@ -154,7 +154,7 @@ struct sim {
 	int lock_budget, active;
 	/* the console */
 	uint64_t con_next;
-	struct th *con_owner, *con_want;
+	struct th *con_owner, *con_want, *want_tail;	/* emergency printers wait in turn */
 	int64_t line_free;
 	int printer_sleeping, rescue_sleeping;
 	int64_t mark_t;
@@ -614,7 +614,9 @@ static void release_console(struct sim *S, struct th *t)
 	if (S->con_want) {
 		struct th *w = S->con_want;
 
-		S->con_want = NULL;
+		S->con_want = w->wnext;
+		if (!S->con_want)
+			S->want_tail = NULL;
 		S->con_owner = w;
 		wake(S, w, E_GOT, 0);
 	}
@@ -750,7 +752,13 @@ static void w_stored(struct sim *S, struct th *t)
 			t->pc = E_GOT;
 			step(S, t);
 		} else {
-			S->con_want = t;	/* the owner yields at the record's end */
+			/* The owner yields at the record's end; emergencies in turn. */
+			t->wnext = NULL;
+			if (S->want_tail)
+				S->want_tail->wnext = t;
+			else
+				S->con_want = t;
+			S->want_tail = t;
 			block(S, t, E_GOT);
 		}
 		return;
