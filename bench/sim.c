@@ -522,7 +522,7 @@ static void begin_record(struct sim *S, struct th *t)
 
 	S->con_owner = t;
 	t->cur_notice = 0;
-	t->cur_bytes = S->p->rec_bytes;
+	t->cur_bytes = S->p->line_bytes > 0 ? S->p->line_bytes : S->p->rec_bytes;
 	if (h - S->con_next > S->cap) {
 		S->r->dropped += h - S->cap - S->con_next;
 		S->con_next = h - S->cap;
@@ -1153,8 +1153,8 @@ int pkb_sim_run(const struct pkb_sim_params *p, struct pkb_sim_result *r)
 
 /*
  * Each producer makes its own part (fmt_ns), then wants the line; the line
- * serves them in turn, each for cs_ns plus xfer_ns for every other one
- * that wants it then (they all pull it, one transfer each); lanes have no
+ * serves them in turn, each for cs_ns plus xfer_ns for every other
+ * producer (they all pull it, one transfer each a record); lanes have no
  * line.  Records stored within @window_s, over @window_s.
  */
 int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
@@ -1204,7 +1204,14 @@ int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
 			waiting++;
 		}
 		if (holder < 0 && waiting && !rc) {
-			int64_t contenders = waiting;
+			/*
+			 * Every producer stores all the time: each of the k pulls
+			 * the line once per record, as in store_cost().  (Counting
+			 * only those queued now would leave out the one that just
+			 * released the line and is making its next call; with two
+			 * producers no transfer would ever be charged.)
+			 */
+			int64_t contenders = k;
 
 			holder = fifo[fh];
 			fh = (fh + 1) % (k + 1);

@@ -46,6 +46,8 @@ struct pkb_sim_params {
 	double seconds;			/* simulated storm length */
 	uint64_t seed;
 	int rec_bytes;			/* one record's text */
+	int line_bytes;			/* what the console writes for it (prefix and
+					 * all); 0: rec_bytes */
 	double rate;			/* calls/s per producer; 0: back to back (a storm) */
 	int burst;			/* calls per arrival with rate */
 	double bps;			/* console bytes/s; 0: no line limit (a file) */
