@@ -5,10 +5,15 @@
 #   same      the simulation twice with one seed and fixed costs: standard
 #             output identical byte for byte; a third run with another
 #             seed still runs (and, rate-driven, differs).
-#   validate  pkbench sim --validate at T = 1 and 2 (medians of 3 rounds):
-#             printer share and the store's 1- and 2-thread throughput
-#             within 25 %, one retry on a loaded machine.  The longest
-#             call's difference is printed but not checked (docs/sim.md).
+#   validate  pkbench sim --validate at T = 1 and 2 (medians of 3 rounds),
+#             within 25 % where the table says a column is compared:
+#             printer share; the longest call where it is not marked (the
+#             marks say why: host wake-up delays, the instant of the stop,
+#             thread mode), the median call at T = 1; the store's 1- and
+#             2-thread throughput.  One retry.  Skipped (77) when CI is set:
+#             on a shared or loaded 2-CPU machine the real storm's timings
+#             are the host's, and a timing test there would be flaky
+#             (docs/sim.md, "Validation").
 set -u
 pk=$1
 what=$2
@@ -40,23 +45,36 @@ same)
 	echo "identical output for one seed; bad input named"
 	;;
 validate)
+	if [ -n "${CI:-}" ]; then
+		echo "CI is set: the validation compares timings on this host; skipped (docs/sim.md)"
+		exit 77
+	fi
 	try=1
 	while :; do
 		"$pk" sim --validate --validate-threads 1,2 --rounds 3 --validate-seconds 0.6 \
 			--mode legacy,handoff,thread > "$tmp/v" 2>/dev/null
 		cat "$tmp/v"
-		# Share diff: the 6th column of the mode rows; store diff: 4th of the store rows.
+		# Mode rows: share diff $5; longest call diff $8 ("%" then its mark,
+		# none when compared); median call diff $11 (compared at T=1 but in
+		# thread mode).  Store rows: diff $4.
 		bad=$(awk '
-			/^ *[12] (legacy|handoff|budget|thread) / { d = $6; sub("%", "", d); if (d + 0 > 25) print "share T=" $1 " " $2 ": " $6 }
+			function pc(s) { sub("%.*", "", s); return s + 0 }
+			/^ *[12] (legacy|handoff|budget|thread) / {
+				if (pc($5) > 25) print "share T=" $1 " " $2 ": " $5
+				if ($8 ~ /%$/ && pc($8) > 25) print "longest T=" $1 " " $2 ": " $8
+				if ($1 == 1 && $2 != "thread" && pc($11) > 25) print "median T=1 " $2 ": " $11
+			}
 			/^store throughput/ { st = 1; next }
-			st && /^ *[12] +[0-9.e+]+ +[0-9.e+]+ +[0-9]+%/ { d = $4; sub("%", "", d); if (d + 0 > 25) print "store T=" $1 ": " $4 }
-		' "$tmp/v")
+			st && /^ *[12] +[0-9.e+]+ +[0-9.e+]+ +[0-9]+%/ { if (pc($4) > 25) print "store T=" $1 ": " $4 }
+		' "$tmp/v" | tr '\n' ';')
 		n=$(grep -c -E '^ *[12] (legacy|handoff|thread) ' "$tmp/v")
-		if [ -z "$bad" ] && [ "$n" -eq 6 ] && grep -q '^validation: largest difference' "$tmp/v"; then
+		ns=$(grep -c -E '^ *[12] +[0-9.e+]+ +[0-9.e+]+ +[0-9]+%' "$tmp/v")
+		if [ -z "$bad" ] && [ "$n" -eq 6 ] && [ "$ns" -eq 2 ] &&
+		   grep -q '^validation: largest difference' "$tmp/v"; then
 			echo "within 25 % (try $try)"
 			exit 0
 		fi
-		echo "try $try: $bad (rows $n)"
+		echo "try $try: $bad (rows $n, store rows $ns)"
 		[ $try -ge 2 ] && exit 1
 		try=$((try + 1))
 	done
