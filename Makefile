@@ -1,5 +1,6 @@
 # libprintk - the commands of the README:
 #   make demo    build, then run the storm and latency benchmarks (pkbench demo)
+#                and a short simulation at 16 to 1024 CPUs (pkbench sim)
 #   make check   build, then run the test suite
 #   make torture build, then run the torture program (seeded; long):
 #                TORTURE_FLAGS="--ci" for the bounded run, "--seed S" to repeat one
@@ -79,6 +80,7 @@ install: deps
 demo: DEPS_SET = bench
 demo: build
 	$(BUILD)/bench/pkbench demo
+	$(BUILD)/bench/pkbench sim --cpus 16,128,1024 --seconds 10 --json out/sim.json --png out/sim.png
 
 clean:
 	rm -rf $(BUILD)

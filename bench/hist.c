@@ -91,3 +91,16 @@ uint64_t pkb_hist_quantile(const struct pkb_hist *h, double q)
 	}
 	return h->max;
 }
+
+void pkb_hist_add_n(struct pkb_hist *h, uint64_t v, uint64_t n)
+{
+	if (!n)
+		return;
+	h->bucket[index_of(v)] += n;
+	h->count += n;
+	h->sum += v * n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}

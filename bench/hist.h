@@ -30,6 +30,8 @@ struct pkb_hist {
 
 void pkb_hist_init(struct pkb_hist *h);
 void pkb_hist_add(struct pkb_hist *h, uint64_t v);
+/* @n values of @v at once. */
+void pkb_hist_add_n(struct pkb_hist *h, uint64_t v, uint64_t n);
 void pkb_hist_merge(struct pkb_hist *dst, const struct pkb_hist *src);
 
 /**

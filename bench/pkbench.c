@@ -7,6 +7,9 @@
  *   pkbench crash    records that survive abort(), per logger
  *   pkbench net      records/s to rsyslogd over TCP and RELP, caller latency
  *                    while the receiver is down (skipped without rsyslog)
+ *   pkbench sim      a simulation of the flush modes and the store on 1 to 1024
+ *                    CPUs, with costs measured here; --validate: beside the
+ *                    real storm (simcmd.c, sim.c)
  *   pkbench demo     storm (D and 2D) + latency + crash, chart and JSON
  *
  * Exit status: 0 when every run ran and every completeness check passed,
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "bench.h"
+#include "sim.h"
 
 enum { OPT_MODES = 256, OPT_BUDGET, OPT_JSON, OPT_PLOT, OPT_DOUBLE, OPT_BUFSIZE, OPT_BURST,
        OPT_SUSTAINED, OPT_RATE, OPT_THREADS, OPT_DRAIN, OPT_ROUNDS };
@@ -55,6 +59,7 @@ static void usage(FILE *f)
 	      "                       [--threads 1,2] [--rounds N] [--json FILE]\n"
 	      "       pkbench crash [-N records] [--json FILE]\n"
 	      "       pkbench net [-n records] [-m records_while_down] [-r runs]\n"
+	      "       pkbench sim [--cpus N,...] [--mode M] [--seconds S] [--seed K] [--validate] ...\n"
 	      "       pkbench demo [storm, latency and crash options] [--json FILE] [--plot FILE]\n"
 	      "See pkbench(1).\n",
 	      f);
@@ -183,6 +188,8 @@ int main(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	cmd = argv[1];
+	if (!strcmp(cmd, "sim"))
+		return pkb_sim_main(argc, argv);
 	if (!strcmp(cmd, "storm")) {
 		do_storm = 1;
 	} else if (!strcmp(cmd, "latency")) {
