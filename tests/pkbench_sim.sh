@@ -10,10 +10,11 @@
 #             printer share; the longest call where it is not marked (the
 #             marks say why: host wake-up delays, the instant of the stop,
 #             thread mode), the median call at T = 1; the store's 1- and
-#             2-thread throughput.  One retry.  Skipped (77) when CI is set:
-#             on a shared or loaded 2-CPU machine the real storm's timings
-#             are the host's, and a timing test there would be flaky
-#             (docs/sim.md, "Validation").
+#             2-thread throughput.  One retry.  Runs only when asked
+#             (PK_TEST_SIM_VALIDATE=1), else skipped (77): on a shared or
+#             loaded 2-CPU machine the real storm's timings are the host's,
+#             and a timing test there is flaky (docs/sim.md, "Validation");
+#             make check and CI must not depend on the host's load.
 set -u
 pk=$1
 what=$2
@@ -45,8 +46,8 @@ same)
 	echo "identical output for one seed; bad input named"
 	;;
 validate)
-	if [ -n "${CI:-}" ]; then
-		echo "CI is set: the validation compares timings on this host; skipped (docs/sim.md)"
+	if [ "${PK_TEST_SIM_VALIDATE:-0}" != 1 ]; then
+		echo "the validation compares timings on this host: run with PK_TEST_SIM_VALIDATE=1; skipped (docs/sim.md)"
 		exit 77
 	fi
 	try=1
