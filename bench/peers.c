@@ -66,7 +66,7 @@ static int pk_open(const struct pkb_logger *lg, const char *path, unsigned flags
 		cfg.buffer_size = pkb_peer_buffer_size;
 	cfg.mode = (enum pk_mode)(lg->arg & 0xff);
 	cfg.console_loglevel = PK_DEBUG + 1;
-	cfg.print_budget_us = 0;
+	cfg.print_budget_us = PK_PRINT_BUDGET_UNBOUNDED;
 	cfg.flags = PK_CFG_NO_CONSOLE;
 	if (lg->arg & PK_EAGER_FMT)
 		cfg.flags |= PK_CFG_EAGER;

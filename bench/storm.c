@@ -259,7 +259,7 @@ static int setup(const struct job *j, struct pkb_storm_result *r, struct pk_cons
 	cfg.buffer_size = o->buffer_size;
 	cfg.mode = j->mode == PKB_LEGACY ? PK_MODE_LEGACY :
 		   j->mode == PKB_THREAD ? PK_MODE_THREAD : PK_MODE_HANDOFF;
-	cfg.print_budget_us = j->mode == PKB_BUDGET ? o->budget_us : 0;
+	cfg.print_budget_us = j->mode == PKB_BUDGET ? o->budget_us : PK_PRINT_BUDGET_UNBOUNDED;
 	cfg.console_loglevel = PK_DEBUG + 1;
 	cfg.flags = PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	cfg.consoles = NULL;

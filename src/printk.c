@@ -164,7 +164,9 @@ static const struct pk__store_switch_ops switch_ops = {
  * pk_init() on a library set up already: apply @cfg (see printk.h).
  * Serialised by init_lock; pk_printk() goes on meanwhile.
  */
-static int reinit(const struct pk_config *cfg)
+static int init_cfg(const struct pk_config *cfg, bool ll_weak);
+
+static int reinit(const struct pk_config *cfg, bool ll_weak)
 {
 	struct timespec until, nap = { 0, 100000 };
 	int ret = 0, fret, store_err = 0, st, cancel;
@@ -193,7 +195,7 @@ static int reinit(const struct pk_config *cfg)
 		lock_mine = false;
 		pthread_mutex_unlock(&init_lock);
 		pthread_setcancelstate(cancel, NULL);
-		return st == PK__UNINIT ? pk_init(cfg) : -EAGAIN;
+		return st == PK__UNINIT ? init_cfg(cfg, ll_weak) : -EAGAIN;
 	}
 	/* The old consoles print what they have before they go. */
 	pk_flush(1000);
@@ -214,7 +216,7 @@ static int reinit(const struct pk_config *cfg)
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
-	pk__con_set_global_loglevel(cfg->console_loglevel);
+	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
 	fret = pk__flush_reconfigure(cfg);
 	pk__con_replace_config((cfg->flags & PK_CFG_NO_CONSOLE) ? NULL :
@@ -227,17 +229,38 @@ static int reinit(const struct pk_config *cfg)
 	return ret < 0 ? ret : fret;
 }
 
+/*
+ * pk_init() with @cfg checked and its zeros made defaults
+ * (pk__config_resolve()).  @ll_weak: the console loglevel is the default
+ * one, which a loglevel the program set before (pk_set_loglevel()) beats.
+ */
 int pk_init(const struct pk_config *cfg)
 {
+	struct pk_config res;
+	bool ll_weak;
+	int ret;
+
+	if (!cfg) {
+		/* The defaults and the environment: no field is the program's choice. */
+		pk_config_init(&res);
+		ll_weak = true;
+	} else {
+		ret = pk__config_check(cfg);
+		if (ret < 0)
+			return ret;
+		res = *cfg;
+		ll_weak = !cfg->console_loglevel;
+	}
+	pk__config_resolve(&res);
+	return init_cfg(&res, ll_weak);
+}
+
+static int init_cfg(const struct pk_config *cfg, bool ll_weak)
+{
 	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT, gates_once = PTHREAD_ONCE_INIT;
-	struct pk_config def;
 	int expect = PK__UNINIT;
 	int ret, store_err, cancel;
 
-	if (!cfg) {
-		pk_config_init(&def);
-		cfg = &def;
-	}
 	ret = pk__config_check(cfg);
 	if (ret < 0)
 		return ret;
@@ -247,7 +270,7 @@ int pk_init(const struct pk_config *cfg)
 	pthread_once(&atfork_once, register_atfork);
 	if (!atomic_compare_exchange_strong_explicit(&pk__g.state, &expect, PK__INITIALIZING,
 						     memory_order_acquire, memory_order_acquire))
-		return in_init ? -EALREADY : reinit(cfg);
+		return in_init ? -EALREADY : reinit(cfg, ll_weak);
 	/*
 	 * A thread cancelled inside (a store file's or a console's open() is
 	 * a cancellation point) would leave the library INITIALIZING for good.
@@ -269,7 +292,7 @@ int pk_init(const struct pk_config *cfg)
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
-	pk__con_set_global_loglevel(cfg->console_loglevel);
+	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
 	ret = pk__store_open(cfg, &store_err);
 	note_failed(cfg->buffer_path, store_err);

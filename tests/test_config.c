@@ -143,7 +143,7 @@ static void test_budget_after_lazy(void **state)
 	base_cfg(&cfg);
 	cfg.flags |= PK_CFG_NO_CONSOLE;
 	cfg.mode = PK_MODE_HANDOFF;
-	cfg.print_budget_us = 0;		/* unbounded */
+	cfg.print_budget_us = PK_PRINT_BUDGET_UNBOUNDED;
 	assert_int_equal(pk_init(&cfg), 0);
 	assert_int_equal(deferrals_for_backlog(), 0);
 	cfg.print_budget_us = 2000;

@@ -403,7 +403,7 @@ static void test_library_threads_take_no_signals(void **state)
 		pk_config_init(&cfg);
 		cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 		cfg.mode = m ? PK_MODE_THREAD : PK_MODE_HANDOFF;
-		cfg.print_budget_us = m ? 0 : 1000;	/* handoff: a budget thread */
+		cfg.print_budget_us = m ? PK_PRINT_BUDGET_UNBOUNDED : 1000;	/* handoff: a budget thread */
 		assert_int_equal(pk_init(&cfg), 0);	/* SIGUSR1 unblocked here */
 		con = pk_console_register(&tu_capture_ops, cap, -1);
 		assert_non_null(con);

@@ -125,6 +125,7 @@ static void storm(double secs)
 	storm_for(secs, 0);
 }
 
+/* @budget_us 0: unbounded, as Linux 4.16. */
 static void init_mode(enum pk_mode mode, unsigned budget_us)
 {
 	struct pk_config cfg;
@@ -133,7 +134,7 @@ static void init_mode(enum pk_mode mode, unsigned budget_us)
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	cfg.mode = mode;
 	cfg.buffer_size = 64 << 10;
-	cfg.print_budget_us = budget_us;
+	cfg.print_budget_us = budget_us ? budget_us : PK_PRINT_BUDGET_UNBOUNDED;
 	assert_int_equal(pk_init(&cfg), 0);
 }
 

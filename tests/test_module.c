@@ -1715,7 +1715,7 @@ static int run_self(const char *child, const char *modules, const char *arg, cha
 }
 
 #define BAD_ENTRIES	{ "bad-name=3", "x=9", "=2", "nolevel", \
-			  "toolongpatternxxxxxxxxxxxxxxxxxx=1", "y=", "z=07", "q=OFF" }
+			  "toolongpatternxxxxxxxxxxxxxxxxxx=1", "y=", "z=07", "q=offx" }
 
 /* The child: netio's level before main(), then modules registered later. */
 static int child_env(void)

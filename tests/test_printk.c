@@ -451,7 +451,8 @@ static void test_console_fallback(void **state)
 static void test_strerror(void **state)
 {
 	(void)state;
-	static const int own[] = { ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY, EPIPE };
+	static const int own[] = { ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY, EPIPE,
+				   ETIMEDOUT };
 	size_t k;
 	int e;
 

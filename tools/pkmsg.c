@@ -48,9 +48,6 @@ struct opts {
 	const char *modules;	/* --module: comma-separated patterns, "-" for none */
 };
 
-static const char *const level_names[] = { "emerg", "alert", "crit", "err",
-					    "warn", "notice", "info", "debug" };
-
 static void usage(FILE *f)
 {
 	fputs("Usage: pkmsg [options] [-F FILE]\n"
@@ -112,19 +109,10 @@ static bool exact_long_option(const char *arg, const struct option *opt)
 	return false;
 }
 
-/* A level name or digit.  The level, or -1. */
+/* A level name or digit 0-7 (pk__level_parse(), as PK_MODULES).  The level, or -1. */
 static int one_level(const char *s, size_t n)
 {
-	size_t i;
-
-	if (n == 1 && s[0] >= '0' && s[0] <= '7')
-		return s[0] - '0';
-	if (n == 7 && !strncasecmp(s, "warning", 7))
-		return 4;
-	for (i = 0; i < 8; i++)
-		if (strlen(level_names[i]) == n && !strncasecmp(s, level_names[i], n))
-			return (int)i;
-	return -1;
+	return pk__level_parse(s, n, PK__LEVEL);
 }
 
 /* "err,warn", "0-3", "err+", "+warn".  Bit mask of levels, or 0. */
@@ -513,7 +501,8 @@ int main(int argc, char **argv)
 		case 'l':
 			o.levels = parse_levels(optarg);
 			if (!o.levels)
-				return bad_usage("bad level list '%s'", optarg);
+				return bad_usage("bad level list '%s': expected levels "
+						 PK__LEVEL_WANT ", N-M, LEVEL+ or +LEVEL", optarg);
 			break;
 		case OPT_SINCE:
 			if (!parse_u64(optarg, UINT64_MAX, &o.since))

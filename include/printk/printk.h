@@ -117,6 +117,28 @@ enum pk_mode {
  * initializer (struct pk_config cfg = { .buffer_size = ..., ... }, which
  * zeroes what it does not name), never field by field on the stack.
  *
+ * Zero is the default in every field, so struct pk_config cfg = { 0 }
+ * is the defaults pk_config_init() starts from (without the environment:
+ * pk_init() reads no PK_* variable for a configuration it is given;
+ * start from pk_config_init() to let the user's variables apply).  Where
+ * 0 is a value of its own, PK_CFG_ZERO asks for it:
+ *
+ *   field             0 (default)              PK_CFG_ZERO
+ *   buffer_size       PK_BUFFER_SIZE_DEFAULT   -
+ *   buffer_path       NULL: anonymous memory   -
+ *   mode              PK_MODE_HANDOFF          -
+ *   console_loglevel  7 (all but debug), or    0: print nothing
+ *                     pk_set_loglevel()'s
+ *   print_budget_us   PK_PRINT_BUDGET_DEFAULT_US  PK_PRINT_BUDGET_UNBOUNDED:
+ *                                              unbounded, as Linux 4.16
+ *   flags             none                     -
+ *   default_level     PK_WARNING               PK_EMERG
+ *   facility          1 (user)                 0 (kern)
+ *   consoles          NULL: "stderr"           -
+ *
+ * console_loglevel is a console loglevel, counted as the kernel's
+ * (libprintk(7), "LEVELS"): 0-8, records with a level below it print.
+ *
  * buffer_size is the whole store's size (header and descriptors
  * included), from PK_BUFFER_SIZE_MIN to PK_BUFFER_SIZE_MAX: the store used
  * is the largest whose power-of-two data ring, plus a quarter of it for
@@ -128,12 +150,15 @@ struct pk_config {
 	size_t buffer_size;		/* record store bytes (header included) */
 	const char *buffer_path;	/* NULL: anonymous memory; else a file */
 	enum pk_mode mode;
-	int console_loglevel;		/* print records with level < this */
-	unsigned print_budget_us;	/* handoff: 0 = unbounded, as Linux 4.16;
-					   default PK_PRINT_BUDGET_DEFAULT_US */
+	int console_loglevel;		/* print records with level < this;
+					   0: 7, PK_CFG_ZERO: nothing */
+	unsigned print_budget_us;	/* handoff: 0: PK_PRINT_BUDGET_DEFAULT_US;
+					   PK_PRINT_BUDGET_UNBOUNDED, as Linux 4.16 */
 	unsigned flags;			/* PK_CFG_* */
-	int default_level;		/* level of a message that names none */
-	int facility;			/* syslog facility stored with records */
+	int default_level;		/* level of a message that names none;
+					   0: PK_WARNING, PK_CFG_ZERO: PK_EMERG */
+	int facility;			/* syslog facility stored with records;
+					   0: 1 (user), PK_CFG_ZERO: 0 (kern) */
 	const char *consoles;		/* PK_CONSOLE syntax; NULL: "stderr" */
 	uint64_t reserved[8];		/* zero: later fields (see README "ABI") */
 };
@@ -141,6 +166,10 @@ struct pk_config {
 /* A 1 MiB data ring: the store PK_BUFFER_SIZE=1m gives (data + data/4 + 512). */
 #define PK_BUFFER_SIZE_DEFAULT	((1u << 20) + (1u << 18) + 512u)
 #define PK_PRINT_BUDGET_DEFAULT_US 20000u	/* handoff: 20 ms, see README "Guarantees" */
+/* In a struct pk_config field where 0 means the default: the value 0 itself. */
+#define PK_CFG_ZERO		(-1)
+/* print_budget_us: no bound (PK_BUDGET_US=0), as Linux 4.16. */
+#define PK_PRINT_BUDGET_UNBOUNDED	(~0u)
 #define PK_BUFFER_SIZE_MIN	(16u << 10)
 #define PK_BUFFER_SIZE_MAX	((size_t)1 << 30)
 
@@ -151,19 +180,22 @@ struct pk_config {
  * Defaults: buffer_size PK_BUFFER_SIZE_DEFAULT, buffer_path NULL, mode
  * PK_MODE_HANDOFF, console_loglevel 7, print_budget_us
  * PK_PRINT_BUDGET_DEFAULT_US, flags 0, default_level PK_WARNING, facility
- * 1 (LOG_USER), consoles NULL ("stderr").  The variables are read with
+ * 1 (LOG_USER), consoles NULL ("stderr"): what pk_init() takes a 0 in
+ * each field for, written out.  The variables are read with
  * secure_getenv(): a set-user-ID, set-group-ID or file-capability program
  * ignores them all.  The strings @cfg then points to (buffer_path,
  * consoles) belong to the environment.
  *
- * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (0-8), PK_CONSOLE,
+ * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (a console loglevel,
+ * 0-8 or a level name, libprintk(7) "LEVELS"; 0 gives PK_CFG_ZERO), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
- * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_GATE=counters.  A malformed variable is
- * reported once on stderr and the default is kept.  The library reads the
- * others itself, not through @cfg: PK_GATE again at the first pk_init(),
- * PK_MODULES when the first module registers (pk_module_register()), and
- * PK_DYNDBG and PK_DYNDBG_LIST when the first object registers its dynamic
- * debug sites, both usually before main().  libprintk(7) lists them all.
+ * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_GATE=counters (PK_BUDGET_US=0 gives
+ * PK_PRINT_BUDGET_UNBOUNDED).  A malformed variable is reported once on
+ * stderr and the default is kept.  The library reads the others itself,
+ * not through @cfg: PK_GATE again at the first pk_init(), PK_MODULES when
+ * the first module registers (pk_module_register()), and PK_DYNDBG and
+ * PK_DYNDBG_LIST when the first object registers its dynamic debug sites,
+ * both usually before main().  libprintk(7) lists them all.
  *
  * PK_BUFFER_SIZE is the size of the store's data ring (the record text
  * and headers): bytes, or with a k, m or g suffix (powers of 1024),
@@ -188,8 +220,9 @@ struct pk_config {
  *                                       (pk_console_netext_make())
  *
  * An item is an option when it begins with lower-case letters followed
- * by '='; entries never do.  LEVEL: a digit 0-8 (console_loglevel) or a
- * level name, meaning that level and worse.  RATE: digits, bytes per
+ * by '='; entries never do.  LEVEL: a digit 0-8 (a console loglevel:
+ * records below it print) or a level name, meaning that level and worse
+ * (libprintk(7), "LEVELS").  RATE: digits, bytes per
  * second (a throttle); a '%' not followed by digits alone is part of the
  * entry.  Options:
  *   fmt=human|kmsg|syslog|json|raw   the output format (PK_FMT_*)
@@ -267,9 +300,10 @@ void pk_config_init(struct pk_config *cfg);
  * concurrently with it; pk_shutdown() may not.
  * Return: 0, or a negative errno:
  *   -EINVAL     a bad @cfg (buffer_size outside PK_BUFFER_SIZE_MIN..MAX,
- *               an unknown mode, console_loglevel outside 0-8,
- *               default_level outside PK_EMERG..PK_DEBUG, facility
- *               outside 0-23); nothing changed.
+ *               an unknown mode, console_loglevel outside 0-8 and
+ *               PK_CFG_ZERO, default_level outside PK_EMERG..PK_DEBUG
+ *               and PK_CFG_ZERO, facility outside 0-23 and PK_CFG_ZERO);
+ *               nothing changed.
  *   -EDEADLK    called from inside a console's write(); nothing changed.
  *   -EALREADY   called while this same thread is initialising the library
  *               (a signal handler that interrupted pk_init()).
@@ -303,12 +337,18 @@ int pk_init(const struct pk_config *cfg);
 
 /**
  * pk_set_loglevel() - set the global console loglevel.
- * @loglevel: 0 (print nothing) to 8 (print everything).
+ * @loglevel: 0 (print nothing) to 8 (print everything), a console
+ *            loglevel (libprintk(7), "LEVELS"): PK_WARNING prints
+ *            PK_EMERG..PK_ERR, PK_WARNING + 1 warnings too.
  *
  * Consoles that follow
  * it (registered with loglevel < 0, and PK_CONSOLE entries without one)
- * print records with a level below @loglevel.  pk_init() sets it from
- * console_loglevel.
+ * print records with a level below @loglevel.  May be called before
+ * the library is set up: the initialisation the first pk_printk() makes
+ * keeps it, and so does a pk_init() whose console_loglevel is 0 (the
+ * default) or that is pk_init(NULL); a pk_init() whose console_loglevel
+ * names one (pk_config_init() fills in 7, or PK_LOGLEVEL's) sets that:
+ * a configuration wins for the fields it sets.
  * Context: any thread, not from a signal handler.
  * Return: 0, or -EINVAL for @loglevel outside 0-8.
  */
@@ -1119,7 +1159,15 @@ struct pk_stats {
 	uint64_t data_size;	/* data ring bytes */
 	uint64_t desc_count;	/* descriptor ring entries */
 	uint64_t eager;		/* records formatted at the call, not deferred */
-	uint64_t reserved[7];	/* zero: later counters */
+	/*
+	 * Entries of the configured console list (PK_CONSOLE or
+	 * pk_config.consoles) that the last pk_init(), or the first
+	 * pk_printk(), could not set up: a bad entry, or a file: that could
+	 * not be opened.  Each was named on stderr; not 0 means a console the
+	 * user or the program asked for is missing.
+	 */
+	uint64_t consoles_failed;
+	uint64_t reserved[6];	/* zero: later counters */
 };
 
 /**
@@ -1199,10 +1247,14 @@ int pk_printer_shares(struct pk_printer_share *out, int max);
  * pk_strerror() - a message for a negative errno returned by libprintk.
  * @err: the errno, negative or positive.
  *
- * ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY and EPIPE get what they
- * mean when libprintk returns them; every other errno gets the C library's
- * description (strerrordesc_np(), untranslated), and a number it does not
- * know "unknown error".
+ * ENOBUFS, EAGAIN, EALREADY, ENODEV, EPROTO, EBUSY, EPIPE and ETIMEDOUT,
+ * which libprintk's calls return with meanings of their own, get the C
+ * library's words followed by those meanings, naming the calls where
+ * they differ ("Device or resource busy (pk_printk(): another thread is
+ * panicking; pk_init(), ...)"), so that the text is true for every call
+ * that returns the code.  Every other errno gets the C library's
+ * description (strerrordesc_np(), untranslated), and a number it does
+ * not know "unknown error".
  *
  * Context: any thread, async-signal-safe (static strings; no locale).
  * Return: a static string, never NULL.

@@ -37,6 +37,12 @@ static _Atomic int nr_consoles;
 static _Atomic int max_loglevel;
 /* pk_set_loglevel(): the loglevel of consoles that follow the global one. */
 static _Atomic int global_loglevel = 7;
+/*
+ * The program set it (pk_set_loglevel()): pk_init() keeps it unless its
+ * configuration names a loglevel, so that a call made before the first
+ * pk_printk() survives the initialisation that call makes.
+ */
+static _Atomic bool loglevel_chosen;
 /* The local time's offset from UTC, in seconds (PK_FMT_F_CTIME, _RFC3339). */
 static _Atomic long utc_offset;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,10 +104,18 @@ void pk__con_set_global_loglevel(int loglevel)
 	pthread_setcancelstate(cancel, NULL);
 }
 
+void pk__con_config_loglevel(int loglevel, bool weak)
+{
+	if (weak && atomic_load_explicit(&loglevel_chosen, memory_order_relaxed))
+		return;
+	pk__con_set_global_loglevel(loglevel);
+}
+
 int pk_set_loglevel(int loglevel)
 {
 	if (loglevel < 0 || loglevel > 8)
 		return -EINVAL;
+	atomic_store_explicit(&loglevel_chosen, true, memory_order_relaxed);
 	pk__con_set_global_loglevel(loglevel);
 	return 0;
 }
@@ -385,6 +399,8 @@ int pk__con_replace_config(const char *spec)
 	}
 	pthread_mutex_unlock(&reg_lock);
 	n = spec ? pk__console_register_env(spec) : 0;
+	if (!spec)
+		atomic_store_explicit(&pk__g.consoles_failed, 0, memory_order_relaxed);
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < nr_inherit; i++) {
 		free(inherit[i].name);

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,7 +195,26 @@ struct spec_con {
 	bool is_5424;		/* syslog+udp://, +tcp://, +relp://, +unix:// */
 	struct pk_rfc5424_opts so;
 	char app[64];
+	char why[320];		/* what was wrong, when something was */
 };
+
+/*
+ * Say in @sc->why what was wrong with the entry or option: the value
+ * given and what was expected.  Return: -EINVAL.
+ */
+static int refuse(struct spec_con *sc, const char *fmt, ...) PK__PRINTF(2, 3);
+static int refuse(struct spec_con *sc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(sc->why, sizeof(sc->why), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* The value a message quotes: its first 64 bytes. */
+#define VAL(v)	(int)(strlen(v) > 64 ? 64 : strlen(v)), (v)
 #define FMT_DRIVER	0xffu
 
 static int parse_bool(const char *v, bool *out)
@@ -222,12 +242,13 @@ static int parse_num(const char *s, int base, unsigned long long max, unsigned l
 	return 0;
 }
 
-static int set_flag(struct spec_con *sc, const char *v, unsigned flag)
+static int set_flag(struct spec_con *sc, const char *key, const char *v, unsigned flag)
 {
 	bool on;
 
 	if (parse_bool(v, &on))
-		return -EINVAL;
+		return refuse(sc, "%s=\"%.*s\": expected on or off (1 or 0, yes or no)", key,
+			      VAL(v));
 	sc->flags = on ? sc->flags | flag : sc->flags & ~flag;
 	sc->flags_off = on ? sc->flags_off & ~flag : sc->flags_off | flag;
 	return 0;
@@ -319,14 +340,15 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 			if (!strcmp(v, fmts[i]))
 				break;
 		if (i == PK__ARRAY_SIZE(fmts))
-			return -EINVAL;
+			return refuse(sc, "unknown format \"%.*s\" (expected human, kmsg, syslog, "
+				      "json or raw)", VAL(v));
 		sc->fmt = (unsigned)i;
 		return 0;
 	}
 	if (KEY("tid"))
-		return set_flag(sc, v, PK_FMT_F_TID);
+		return set_flag(sc, "tid", v, PK_FMT_F_TID);
 	if (KEY("level"))
-		return set_flag(sc, v, PK_FMT_F_LEVEL);
+		return set_flag(sc, "level", v, PK_FMT_F_LEVEL);
 	if (KEY("time")) {
 		sc->flags &= ~(PK_FMT_F_CTIME | PK_FMT_F_RFC3339);
 		sc->flags_off |= PK_FMT_F_CTIME | PK_FMT_F_RFC3339;
@@ -335,36 +357,48 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 		else if (!strcmp(v, "rfc3339"))
 			sc->flags |= PK_FMT_F_RFC3339;
 		else if (strcmp(v, "uptime"))
-			return -EINVAL;
+			return refuse(sc, "unknown time \"%.*s\" (expected uptime, ctime or rfc3339)",
+				      VAL(v));
 		sc->flags_off &= ~sc->flags;
 		return 0;
 	}
-	if (KEY("loglevel"))
-		return pk__parse_level(v, &sc->level);
+	if (KEY("loglevel")) {
+		if (pk__parse_level(v, &sc->level))
+			return refuse(sc, "unknown level \"%.*s\" (expected " PK__LOGLEVEL_WANT
+				      ", see libprintk(7))", VAL(v));
+		return 0;
+	}
 	if (KEY("rate")) {
 		if (parse_num(v, 10, 1000000000ull, &n) || !n)
-			return -EINVAL;
+			return refuse(sc, "bad rate \"%.*s\" (expected 1-1000000000 bytes a second)",
+				      VAL(v));
 		sc->bps = (unsigned long)n;
 		return 0;
 	}
 	if (KEY("name")) {
 		if (!*v || strlen(v) >= sizeof(sc->label_buf))
-			return -EINVAL;
+			return refuse(sc, "bad name (expected 1-%zu bytes)", sizeof(sc->label_buf) - 1);
 		strcpy(sc->label_buf, v);
 		sc->label = sc->label_buf;
 		return 0;
 	}
 	if (KEY("mode") && sc->is_file) {
 		if (parse_num(v, 8, 0777, &n))
-			return -EINVAL;
+			return refuse(sc, "bad mode \"%.*s\" (expected octal permissions, 0-0777)",
+				      VAL(v));
 		sc->fo.mode = (unsigned)n;
 		return 0;
 	}
-	if (KEY("facility") && sc->is_5424)
-		return parse_facility(v, &sc->so.facility);
+	if (KEY("facility") && sc->is_5424) {
+		if (parse_facility(v, &sc->so.facility))
+			return refuse(sc, "unknown facility \"%.*s\" (expected kern, user, mail, "
+				      "daemon, auth, syslog, lpr, news, uucp, cron, authpriv, ftp, "
+				      "local0-local7 or 0-23)", VAL(v));
+		return 0;
+	}
 	if (KEY("app") && sc->is_5424) {
 		if (!*v || strlen(v) >= sizeof(sc->app))
-			return -EINVAL;
+			return refuse(sc, "bad app (expected 1-%zu bytes)", sizeof(sc->app) - 1);
 		strcpy(sc->app, v);
 		sc->so.app_name = sc->app;
 		return 0;
@@ -373,18 +407,52 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 		size_t size;
 
 		colon = strchr(v, ':');
-		if (!colon || (size_t)(colon - v) >= sizeof(tmp))
-			return -EINVAL;
-		memcpy(tmp, v, (size_t)(colon - v));
-		tmp[colon - v] = '\0';
-		if (pk__parse_size(tmp, &size) || !size || parse_num(colon + 1, 10, 999, &n))
-			return -EINVAL;
+		if (!colon || (size_t)(colon - v) >= sizeof(tmp) ||
+		    (memcpy(tmp, v, (size_t)(colon - v)), tmp[colon - v] = '\0',
+		     pk__parse_size(tmp, &size)) || !size || parse_num(colon + 1, 10, 999, &n))
+			return refuse(sc, "bad rotate \"%.*s\" (expected SIZE:COUNT, SIZE bytes "
+				      "with k, m or g, COUNT 0-999)", VAL(v));
 		sc->fo.rotate_size = size;
 		sc->fo.rotate_count = (unsigned)n;
 		return 0;
 	}
+	if (KEY("mode") || KEY("rotate"))
+		return refuse(sc, "option \"%.*s\" is for file: consoles only", (int)klen, key);
+	if (KEY("facility") || KEY("app"))
+		return refuse(sc, "option \"%.*s\" is for syslog+*:// consoles only", (int)klen,
+			      key);
 #undef KEY
-	return -EINVAL;
+	return refuse(sc, "unknown option \"%.*s\" (expected fmt, tid, level, time, loglevel, "
+		      "rate, name; mode, rotate for file:; facility, app for syslog+*://)",
+		      (int)(klen > 64 ? 64 : klen), key);
+}
+
+/*
+ * @sc's entry, which make_entry() refused as written: what it should
+ * have been.
+ */
+static int refuse_entry(struct spec_con *sc)
+{
+	const char *n = sc->name;
+
+	if (!strncmp(n, "fd:", 3))
+		return refuse(sc, "bad \"%.*s\" (expected fd:N, N 0-1048576)", VAL(n));
+	if (!strcmp(n, "file:"))
+		return refuse(sc, "no path (expected file:PATH)");
+	if (!strncmp(n, "net:", 4))
+		return refuse(sc, "bad \"%.*s\" (expected net:HOST:PORT or net:[IPV6]:PORT, "
+			      "PORT 1-65535)", VAL(n));
+	if (!strncmp(n, "netconsole", 10))
+		return refuse(sc, "bad \"%.*s\" (expected netconsole://HOST[:PORT] or "
+			      "netconsole+ext://HOST[:PORT], PORT 1-65535)", VAL(n));
+	if (!strncmp(n, "syslog+", 7))
+		return refuse(sc, "bad \"%.*s\" (expected syslog+udp://, syslog+tcp:// or "
+			      "syslog+relp://HOST[:PORT], PORT 1-65535, or syslog+unix://PATH)",
+			      VAL(n));
+	/* The message quotes the entry already. */
+	return refuse(sc, "not a console (expected stderr, stdout, fd:N, file:PATH, syslog, "
+		      "syslog:SOCKET, net:HOST:PORT, syslog+udp|tcp|relp://HOST[:PORT], "
+		      "syslog+unix://PATH or netconsole[+ext]://HOST[:PORT])");
 }
 
 /*
@@ -448,14 +516,16 @@ static int parse_entry(struct item *it, struct spec_con *sc)
 	if (it->pct >= 0 && it->pct > it->at && it->buf[it->pct + 1] &&
 	    strspn(it->buf + it->pct + 1, "0123456789") == it->len - (size_t)it->pct - 1) {
 		if (parse_num(it->buf + it->pct + 1, 10, 1000000000ull, &n) || !n)
-			return -EINVAL;
+			return refuse(sc, "bad rate \"%%%.*s\" (expected 1-1000000000 bytes a "
+				      "second)", VAL(it->buf + it->pct + 1));
 		sc->bps = (unsigned long)n;
 		end = (size_t)it->pct;
 		it->buf[end] = '\0';
 	}
 	if (it->at >= 0) {
 		if (pk__parse_level(it->buf + it->at + 1, &sc->level))
-			return -EINVAL;
+			return refuse(sc, "unknown level \"%.*s\" (expected " PK__LOGLEVEL_WANT
+				      ", see libprintk(7))", VAL(it->buf + it->at + 1));
 		end = (size_t)it->at;
 		it->buf[end] = '\0';
 	}
@@ -504,27 +574,34 @@ static int register_one(struct spec_con *sc, bool config)
 /* The most of an entry a message quotes: the rest is counted. */
 #define SHOW_MAX	200
 
-static void bad(const char *from, const char *to, int err)
+/*
+ * Say that the entry from @from to @to was refused, and why: @why if the
+ * parser said, else @err's text.  @src names where the list came from
+ * (PK_CONSOLE, pk_config.consoles, pk_console_register_spec()).
+ */
+static void bad(const char *src, const char *from, const char *to, int err, const char *why)
 {
 	size_t n = (size_t)(to - from);
-	char why[64];
+	char buf[64];
 
 	if (err == ITEM_TOO_LONG)
-		snprintf(why, sizeof(why), "an item is longer than %d bytes", ITEM_MAX - 1);
+		snprintf(buf, sizeof(buf), "an item is longer than %d bytes", ITEM_MAX - 1);
 	else
-		snprintf(why, sizeof(why), "%s", strerror(-err));
+		snprintf(buf, sizeof(buf), "%s", strerror(-err));
+	if (!why || !*why)
+		why = buf;
 	if (n <= SHOW_MAX)
-		fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s\": %s\n", (int)n, from, why);
+		fprintf(stderr, "libprintk: %s: ignoring \"%.*s\": %s\n", src, (int)n, from, why);
 	else
-		fprintf(stderr, "libprintk: PK_CONSOLE: ignoring \"%.*s...\" (%zu bytes): %s\n",
-			SHOW_MAX, from, n, why);
+		fprintf(stderr, "libprintk: %s: ignoring \"%.*s...\" (%zu bytes): %s\n",
+			src, SHOW_MAX, from, n, why);
 }
 
 /*
  * Register @spec's entries; *@bad counts those refused.  Return: registered.
  * With @check, parse only: nothing is opened, registered or said.
  */
-static int register_spec(const char *spec, bool config, bool check, int *nbad)
+static int register_spec(const char *src, const char *spec, bool config, bool check, int *nbad)
 {
 	struct {
 		struct item it;
@@ -535,7 +612,7 @@ static int register_spec(const char *spec, bool config, bool check, int *nbad)
 
 	*nbad = 0;
 	if (!w) {
-		fprintf(stderr, "libprintk: PK_CONSOLE: %s\n", strerror(ENOMEM));
+		fprintf(stderr, "libprintk: %s: %s\n", src, strerror(ENOMEM));
 		(*nbad)++;
 		return 0;
 	}
@@ -549,8 +626,11 @@ static int register_spec(const char *spec, bool config, bool check, int *nbad)
 				p++;
 			continue;
 		}
-		if (!ret && it.key)
-			ret = -EINVAL;	/* an option with no console before it */
+		sc.why[0] = '\0';
+		if (ret == -EINVAL)
+			refuse(&sc, "an unterminated quote, or a backslash at the end");
+		else if (!ret && it.key)
+			ret = refuse(&sc, "an option with no console before it");
 		if (!ret)
 			ret = parse_entry(&it, &sc);
 		end = p;	/* what a refusal names: the entry and its options */
@@ -565,19 +645,25 @@ static int register_spec(const char *spec, bool config, bool check, int *nbad)
 				p = save;	/* the next console (bad or not: its own) */
 				break;
 			}
-			if (!ret && r)
+			if (!ret && r) {
 				ret = r;
+				if (r == -EINVAL)
+					refuse(&sc, "an unterminated quote, or a backslash at the end");
+			}
 			if (!ret) {
 				it.buf[it.key] = '\0';
 				ret = apply_option(&sc, it.buf, it.key, it.buf + it.key + 1);
 			}
 			end = p;
 		}
-		if (!ret)
-			ret = check ? make_entry(&sc, NULL) : register_one(&sc, config);
+		/* Parsed first, so that a malformed entry is told as such, not as EINVAL. */
+		if (!ret && make_entry(&sc, NULL) < 0)
+			ret = refuse_entry(&sc);
+		if (!ret && !check)
+			ret = register_one(&sc, config);
 		if (ret < 0) {
 			if (!check)
-				bad(from, end, ret);
+				bad(src, from, end, ret, sc.why);
 			(*nbad)++;
 		} else {
 			n++;
@@ -601,26 +687,35 @@ int pk_console_register_spec(const char *spec)
 	ret = pk__ensure_init();
 	if (ret < 0)
 		return ret;
-	return register_spec(spec, false, false, &bad);
+	return register_spec("pk_console_register_spec()", spec, false, false, &bad);
 }
 
 int pk__console_register_env(const char *spec)
 {
 	struct pk_console_driver drv;
+	const char *env, *src;
 	int n, bad;
 
 	if (!spec)
 		return -EINVAL;
-	n = register_spec(spec, true, false, &bad);
+	/*
+	 * Where the list came from, for its messages: the user's variable
+	 * (pk_config_init() points pk_config.consoles at it), or the
+	 * program's own pk_config.consoles.
+	 */
+	env = secure_getenv("PK_CONSOLE");
+	src = env && !strcmp(env, spec) ? "PK_CONSOLE" : "pk_config.consoles";
+	n = register_spec(src, spec, true, false, &bad);
+	atomic_store_explicit(&pk__g.consoles_failed, (unsigned)bad, memory_order_relaxed);
 	if (n > 0 || !bad)
 		return n;
 	if (strlen(spec) <= SHOW_MAX)
 		fprintf(stderr,
-			"libprintk: PK_CONSOLE=\"%s\" has no usable console; printing to stderr\n",
-			spec);
+			"libprintk: %s=\"%s\" has no usable console; printing to stderr\n",
+			src, spec);
 	else
-		fprintf(stderr, "libprintk: PK_CONSOLE=\"%.*s...\" (%zu bytes) has no usable "
-			"console; printing to stderr\n", SHOW_MAX, spec, strlen(spec));
+		fprintf(stderr, "libprintk: %s=\"%.*s...\" (%zu bytes) has no usable "
+			"console; printing to stderr\n", src, SHOW_MAX, spec, strlen(spec));
 	if (pk_console_fd_make(STDERR_FILENO, &drv) < 0)
 		return 0;
 	if (!pk__con_register_named(drv.ops, drv.ctx, -1, drv.format, "stderr", true)) {
@@ -638,5 +733,5 @@ int pk__console_spec_check(const char *spec, int *nbad)
 
 	if (!spec)
 		return -EINVAL;
-	return register_spec(spec, false, true, nbad ? nbad : &bad);
+	return register_spec(NULL, spec, false, true, nbad ? nbad : &bad);
 }

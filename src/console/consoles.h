@@ -107,6 +107,11 @@ void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg);
 unsigned pk__con_positions(uint64_t *out, unsigned max);
 /* The global console loglevel (pk_set_loglevel()) and the local UTC offset. */
 void pk__con_set_global_loglevel(int loglevel);
+/*
+ * pk_init()'s: @loglevel, unless @weak (the configuration's is only the
+ * default) and the program chose one with pk_set_loglevel().
+ */
+void pk__con_config_loglevel(int loglevel, bool weak);
 void pk__con_update_utc_offset(void);
 /* Unregister all (shutdown). */
 void pk__con_unregister_all(void);

@@ -117,6 +117,12 @@ struct pk__global {
 	_Atomic uint32_t pid;
 	/* pk_config.facility: what records stored now say; pk_init() may change it. */
 	_Atomic int facility;
+	/*
+	 * Entries of the configuration's console list (pk_config.consoles or
+	 * PK_CONSOLE) refused at the last pk_init(), first or not:
+	 * pk_stats.consoles_failed.
+	 */
+	_Atomic unsigned consoles_failed;
 };
 
 extern struct pk__global pk__g;
@@ -229,6 +235,27 @@ static inline bool pk__mod_name_char(unsigned char c)
  * Does @s match the first @plen bytes of @pat ('*' any run, '?' any one)?
  * Context: async-signal-safe.
  */
+/*
+ * A level as a user writes it (PK_LOGLEVEL, PK_MODULES, PK_CONSOLE's
+ * @LEVEL and loglevel=, pkmsg --level): a name (emerg, alert, crit,
+ * err or error, warn or warning, notice, info, debug; any case, whole,
+ * never a prefix) or a number.  A name means "this level and everything
+ * more severe" on either scale; a number is taken on the scale asked for:
+ *   PK__LEVEL:    0-7, the level itself (a module's level, pkmsg);
+ *                 a name gives its level (warn: 4).
+ *   PK__LOGLEVEL: 0-8, a console loglevel as the kernel's: records with a
+ *                 level below it print; a name gives its level + 1
+ *                 (warn: 5, printing 0-4).
+ * The one place the two scales meet; libprintk(7) "LEVELS" documents it.
+ * @n: the length of @s (it need not be NUL-terminated).
+ * Return: the value, or -1 if @s is neither.
+ */
+enum pk__level_scale { PK__LEVEL, PK__LOGLEVEL };
+int pk__level_parse(const char *s, size_t n, enum pk__level_scale scale);
+/* What pk__level_parse() takes, for error messages. */
+#define PK__LEVEL_NAMES	"emerg, alert, crit, err, warn, notice, info, debug"
+#define PK__LEVEL_WANT	"0-7 or a level name (" PK__LEVEL_NAMES ")"
+#define PK__LOGLEVEL_WANT "0-8 or a level name (" PK__LEVEL_NAMES ")"
 bool pk__glob_match(const char *pat, size_t plen, const char *s);
 /*
  * Does @module (NULL: a record without one) match comma-separated pattern

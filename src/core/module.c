@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define RULES_MAX	32
 
@@ -189,17 +190,45 @@ static int apply_locked(const char *pat, int level)
 	return n;
 }
 
+int pk__level_parse(const char *s, size_t n, enum pk__level_scale scale)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "err",
+					     "warn", "notice", "info", "debug" };
+	int max = scale == PK__LOGLEVEL ? 8 : PK_DEBUG;
+	size_t i;
+
+	if (n == 1 && s[0] >= '0' && s[0] - '0' <= max)
+		return s[0] - '0';
+	for (i = 0; i < PK__ARRAY_SIZE(names); i++) {
+		if (strlen(names[i]) == n && !strncasecmp(s, names[i], n))
+			break;
+	}
+	/* syslog(3)'s spellings of the two that differ. */
+	if (i == PK__ARRAY_SIZE(names)) {
+		if (n == 7 && !strncasecmp(s, "warning", 7))
+			i = PK_WARNING;
+		else if (n == 5 && !strncasecmp(s, "error", 5))
+			i = PK_ERR;
+		else
+			return -1;
+	}
+	/* The kernel's console loglevel prints what is below it: one more. */
+	return (int)i + (scale == PK__LOGLEVEL);
+}
+
+/* A module's level: pk__level_parse()'s, or "off".  PK_MODULE_OFF - 1 if neither. */
 static int parse_level(const char *s, size_t n)
 {
-	if (n == 3 && !memcmp(s, "off", 3))
+	int l;
+
+	if (n == 3 && !strncasecmp(s, "off", 3))
 		return PK_MODULE_OFF;
-	if (n == 1 && s[0] >= '0' && s[0] <= '7')
-		return s[0] - '0';
-	return PK_MODULE_OFF - 1;
+	l = pk__level_parse(s, n, PK__LEVEL);
+	return l < 0 ? PK_MODULE_OFF - 1 : l;
 }
 
 /*
- * PK_MODULES="pattern=level,..." (level 0-7 or "off"), read once, before
+ * PK_MODULES="pattern=level,..." (level 0-7, a level name or "off"), read once, before
  * the first registration or level change.  A malformed entry is skipped
  * and said on stderr; the others still apply.  Not in set-id programs
  * (secure_getenv()).
@@ -228,7 +257,7 @@ static int rules_from_locked(const char *v, bool report)
 		    rule_add(pat, level) < 0) {
 			if (report)
 				fprintf(stderr, "libprintk: ignoring PK_MODULES entry \"%.*s\": "
-					"expected pattern=0-7 or pattern=off\n", (int)(end - p), p);
+					"expected pattern=LEVEL with LEVEL " PK__LEVEL_WANT " or off\n", (int)(end - p), p);
 			nbad++;
 			continue;
 		}

@@ -125,18 +125,35 @@ const char *pk_strerror(int err)
 {
 	const char *desc;
 
-	/* What the error means when libprintk returns it: */
+	/*
+	 * What the error means for every public call that returns it (the
+	 * Return: sections of include/printk/ and docs/man): the C library's
+	 * words, then what libprintk means by it, call by call where they
+	 * differ.  A code that also comes from a system call (a console's
+	 * connect(2), a store file's open(2)) keeps the C library's words
+	 * first, so the text is true whichever returned it.
+	 */
 	if (err == INT_MIN)	/* has no negation; no errno is that large */
 		return "unknown error";
 	switch (err < 0 ? -err : err) {
 	case 0:		return "success";
-	case ENOBUFS:	return "record lost: the store was overrun while it was written";
-	case EAGAIN:	return "try again: libprintk is busy initialising";
-	case EALREADY:	return "libprintk is already initialised";
-	case ENODEV:	return "libprintk is not initialised";
-	case EPROTO:	return "store file has another format version";
-	case EBUSY:	return "busy: another thread is panicking; the record was not stored";
-	case EPIPE:	return "console closed";
+	case ENOBUFS:	return "No buffer space available (pk_printk(): the record was lost, "
+			       "the store overrun while it was written)";
+	case EAGAIN:	return "Resource temporarily unavailable (libprintk: a thread it needs "
+			       "could not be started, another thread's initialisation did not "
+			       "finish, or a file changed while it was opened; try again)";
+	case EALREADY:	return "Operation already in progress (pk_init(): this thread is "
+			       "initialising the library already)";
+	case ENODEV:	return "No such device (libprintk: no store in use: not initialised, "
+			       "shut down, or the store was changed or released)";
+	case EPROTO:	return "Protocol error (a store file: another format version)";
+	case EBUSY:	return "Device or resource busy (pk_printk(): another thread is "
+			       "panicking; pk_init(), pk_console_unregister(), "
+			       "pk_console_reopen(): a caller, a write or a rotation stayed in "
+			       "the store or console it waited for)";
+	case EPIPE:	return "Broken pipe (a console's reader went away)";
+	case ETIMEDOUT:	return "Connection timed out (pk_flush(): a console had not caught "
+			       "up by the deadline)";
 	}
 	/*
 	 * Every other errno: the C library's description.  Not strerror():

@@ -1719,6 +1719,8 @@ int pk__flush_init(const struct pk_config *cfg)
 	}
 	if (!(cfg->flags & PK_CFG_NO_CONSOLE))
 		pk__console_register_env(spec);
+	else
+		atomic_store_explicit(&pk__g.consoles_failed, 0, memory_order_relaxed);
 	if (!(cfg->flags & PK_CFG_NO_ATEXIT)) {
 		if (!exit_registered && atexit(exit_flush) == 0)
 			exit_registered = true;

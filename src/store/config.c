@@ -61,36 +61,14 @@ int pk__parse_size(const char *s, size_t *out)
 	return 0;
 }
 
-/*
- * A console loglevel: a digit 0-8 as the kernel's console_loglevel
- * (records with a smaller level are printed), or a level name meaning
- * "this level and everything more severe" ("err" is loglevel 4).  Names
- * match whole (any case): "errorsXYZ" and "infox" are refused, not taken
- * for err and info.
- */
+/* A console loglevel: pk__level_parse() on the kernel's scale. */
 int pk__parse_level(const char *s, int *level)
 {
-	static const char *const names[] = { "emerg", "alert", "crit", "err",
-					     "warn", "notice", "info", "debug" };
-	size_t i;
+	int l = pk__level_parse(s, strlen(s), PK__LOGLEVEL);
 
-	if (s[0] >= '0' && s[0] <= '8' && !s[1]) {
-		*level = s[0] - '0';
-		return 0;
-	}
-	for (i = 0; i < PK__ARRAY_SIZE(names); i++) {
-		if (!strcasecmp(s, names[i])) {
-			*level = (int)i + 1;
-			return 0;
-		}
-	}
-	/* syslog(3)'s spellings of the two that differ; a name never matches by prefix. */
-	if (!strcasecmp(s, "warning"))
-		*level = PK_WARNING + 1;
-	else if (!strcasecmp(s, "error"))
-		*level = PK_ERR + 1;
-	else
+	if (l < 0)
 		return -EINVAL;
+	*level = l;
 	return 0;
 }
 
@@ -159,10 +137,9 @@ void pk_config_init(struct pk_config *cfg)
 	}
 	if ((v = secure_getenv("PK_LOGLEVEL")) && *v) {
 		if (pk__parse_level(v, &lvl) == 0)
-			cfg->console_loglevel = lvl;
+			cfg->console_loglevel = lvl ? lvl : PK_CFG_ZERO;	/* 0: silent */
 		else
-			bad_env("PK_LOGLEVEL", v,
-				"0-8 or a level name (emerg, alert, crit, err, warn, notice, info or debug)");
+			bad_env("PK_LOGLEVEL", v, PK__LOGLEVEL_WANT);
 	}
 	if ((v = secure_getenv("PK_CONSOLE")))
 		cfg->consoles = v;
@@ -189,21 +166,49 @@ void pk_config_init(struct pk_config *cfg)
 		if (parse_ulong(v, 60000000ul, &b))
 			bad_env("PK_BUDGET_US", v, "microseconds from 0 (unbounded) to 60000000");
 		else
-			cfg->print_budget_us = (unsigned)b;
+			cfg->print_budget_us = b ? (unsigned)b : PK_PRINT_BUDGET_UNBOUNDED;
 	}
 }
 
+/*
+ * Zero is the default in every field (so that { 0 } is the defaults);
+ * PK_CFG_ZERO, where 0 is a value of its own, asks for that value.
+ */
 int pk__config_check(const struct pk_config *c)
 {
-	if (c->buffer_size < PK_BUFFER_SIZE_MIN || c->buffer_size > PK_BUFFER_SIZE_MAX)
+	if (c->buffer_size && (c->buffer_size < PK_BUFFER_SIZE_MIN ||
+			       c->buffer_size > PK_BUFFER_SIZE_MAX))
 		return -EINVAL;
 	if (c->mode != PK_MODE_HANDOFF && c->mode != PK_MODE_LEGACY && c->mode != PK_MODE_THREAD)
 		return -EINVAL;
-	if (c->console_loglevel < 0 || c->console_loglevel > 8)
+	if (c->console_loglevel < PK_CFG_ZERO || c->console_loglevel > 8)
 		return -EINVAL;
-	if (c->default_level < PK_EMERG || c->default_level > PK_DEBUG)
+	if (c->default_level < PK_CFG_ZERO || c->default_level > PK_DEBUG)
 		return -EINVAL;
-	if (c->facility < 0 || c->facility > 23)
+	if (c->facility < PK_CFG_ZERO || c->facility > 23)
 		return -EINVAL;
 	return 0;
+}
+
+/* The defaults pk_config_init() starts from, field by field. */
+void pk__config_resolve(struct pk_config *c)
+{
+	if (!c->buffer_size)
+		c->buffer_size = PK_BUFFER_SIZE_DEFAULT;
+	if (!c->console_loglevel)
+		c->console_loglevel = 7;	/* print everything but debug */
+	else if (c->console_loglevel == PK_CFG_ZERO)
+		c->console_loglevel = 0;	/* print nothing */
+	if (!c->print_budget_us)
+		c->print_budget_us = PK_PRINT_BUDGET_DEFAULT_US;
+	else if (c->print_budget_us == PK_PRINT_BUDGET_UNBOUNDED)
+		c->print_budget_us = 0;		/* unbounded, as Linux 4.16 */
+	if (!c->default_level)
+		c->default_level = PK_WARNING;
+	else if (c->default_level == PK_CFG_ZERO)
+		c->default_level = PK_EMERG;
+	if (!c->facility)
+		c->facility = 1;		/* LOG_USER >> 3 */
+	else if (c->facility == PK_CFG_ZERO)
+		c->facility = 0;		/* LOG_KERN */
 }

@@ -484,6 +484,7 @@ int pk_stats_get(struct pk_stats *st)
 	st->eager = atomic_load_explicit(&h->eager, memory_order_relaxed);
 	st->data_size = ring->data_size;
 	st->desc_count = ring->desc_mask + 1;
+	st->consoles_failed = atomic_load_explicit(&pk__g.consoles_failed, memory_order_relaxed);
 	pk__gate_exit();
 	return 0;
 }

@@ -145,6 +145,11 @@ int pk__parse_level(const char *s, int *level);
 size_t pk__store_size_for(size_t data);
 /* Is @c a configuration pk_init() takes?  0, or -EINVAL. */
 int pk__config_check(const struct pk_config *c);
+/*
+ * Make @c's zeros the defaults and PK_CFG_ZERO (PK_PRINT_BUDGET_UNBOUNDED)
+ * the value 0 (printk.h, "struct pk_config").  @c passed pk__config_check().
+ */
+void pk__config_resolve(struct pk_config *c);
 
 /* persist.c: map a store file (absent: anonymous memory is used). */
 int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);
