@@ -367,7 +367,7 @@ int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
  */
 #define PK_FIELDS_MAX		8
 #define PK_FIELD_KEY_MAX	64
-#define PK_FIELDS_BYTES		1024
+#define PK_FIELDS_BYTES		896
 
 #ifndef PK__FIELD_DEFINED
 #define PK__FIELD_DEFINED

@@ -53,10 +53,12 @@
 #define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
 /*
  * A record's fields block (record.c, "FIELDS"): its entries, up to
- * PK_FIELDS_BYTES (printk.h), then a 3-byte trailer.
+ * PK_FIELDS_BYTES (printk.h), then a 3-byte trailer.  The largest block
+ * (text, prefix and fields) must stay within half the smallest data ring
+ * (a writer stores only blocks that fit half the ring, ringbuf.c write:D).
  */
 #define PK_RING_FIELDS_TRAILER	3u
-#define PK_RING_FIELDS_MAX	(1024u + PK_RING_FIELDS_TRAILER)
+#define PK_RING_FIELDS_MAX	(896u + PK_RING_FIELDS_TRAILER)
 /* PK_RECORD_MAX + prefix + fields */
 #define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX + PK_RING_FIELDS_MAX)
 #define PK_RING_MIN_DATA_LOG2	12u
