@@ -423,16 +423,18 @@ static void refuse(void)
 
 /*
  * Store package @pkg (@n bytes, a whole line, after a module prefix of
- * @plen bytes) as a record; then print as the mode says.
+ * @plen bytes, followed by a fields block of @flen bytes) as a record;
+ * then print as the mode says.
  */
-static int store_package(int level, const unsigned char *pkg, size_t plen, int n)
+static int store_package(int level, const unsigned char *pkg, size_t plen, int n, size_t flen)
 {
 	uint64_t seq;
 	int ret;
 
 	pk__self.in_printk++;
-	ret = pk__store(level, PK__REC_PACKED | (plen ? PK__REC_MODULE : 0), (const char *)pkg,
-			plen + (size_t)n, &seq);
+	ret = pk__store(level, PK__REC_PACKED | (plen ? PK__REC_MODULE : 0) |
+			(flen ? PK__REC_FIELDS : 0), (const char *)pkg,
+			plen + (size_t)n + flen, &seq);
 	pk__self.open_valid = false;
 	if (ret == 0) {
 		pk__self.open_seq = seq;	/* the thread's newest, closed */
@@ -456,14 +458,25 @@ static bool panic_suppressed(void)
 	return false;
 }
 
-static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_list ap, bool early)
+/*
+ * The record's fields (pk_printk_fields()): @n of them at @f, and where
+ * the call's verdict on them goes (-EINVAL or -EMSGSIZE for one left out).
+ */
+struct fields_arg {
+	const struct pk_field *f;
+	size_t n;
+	int err;
+};
+
+static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_list ap, bool early,
+		   struct fields_arg *fa)
 {
-	char mbuf[PK_RING_MOD_MAX + PK__TEXT_BUF];
+	char mbuf[PK_RING_MOD_MAX + PK__TEXT_BUF + PK_RING_FIELDS_MAX];
 	char *buf;
 	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
-	size_t len, plen;
+	size_t len, plen, flen;
 	int n, ret, err = errno;	/* the caller's, for %m (pk_vprintk() restored it) */
 	/*
 	 * While another thread panics, it prints everything stored before;
@@ -530,17 +543,26 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		errno = err;	/* the move may have changed it */
 	}
 	if (!early && !cont && atomic_load_explicit(&defer_on, memory_order_relaxed)) {
-		unsigned char pkg[PK_RING_TEXT_MAX];
+		/*
+		 * The package goes where the text would, after the module
+		 * prefix: one buffer on the caller's stack (a signal
+		 * handler's may be small), the text formatted over it if the
+		 * package is not stored.
+		 */
+		unsigned char *pkg = (unsigned char *)mbuf;
 
-		if (plen)
-			memcpy(pkg, mbuf, plen);
 		n = pk__vpack(pkg + plen, PK_RECORD_MAX, fmt, ap, fmt_flags, err);
 		if (n == -1) {
 			refuse();
 			return -EINVAL;
 		}
-		if (n > 0 && pkg[plen + (size_t)n - 1] == '\n')
-			return store_package(level, pkg, plen, n);
+		if (n > 0 && pkg[plen + (size_t)n - 1] == '\n') {
+			_Static_assert(sizeof(mbuf) >= PK_RING_MOD_MAX + PK_RECORD_MAX +
+				       PK_RING_FIELDS_MAX, "room for the fields after a package");
+			flen = fa->n ? pk__fields_encode((char *)pkg + plen + n, fa->f, fa->n,
+							 &fa->err) : 0;
+			return store_package(level, pkg, plen, n, flen);
+		}
 	}
 
 	/*
@@ -553,11 +575,22 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		return -EINVAL;
 	}
 	len = pk__text_settle(buf, n, &flags);
+	/*
+	 * The fields block goes after the text; the record is then complete
+	 * (nothing could be appended after the block): never left open.
+	 */
+	flen = 0;
+	if (fa->n) {
+		flen = pk__fields_encode(buf + len, fa->f, fa->n, &fa->err);
+		flags &= ~(unsigned)PK_REC_NOEOL;
+		flags |= PK__REC_FIELDS;
+	}
 
 	if (early) {
 		uint64_t eseq = PK__NO_SEQ;
 
-		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), mbuf, plen + len, &eseq);
+		ret = pk__early_store(level, flags | (cont ? PK_REC_CONT : 0), mbuf,
+				      plen + len + flen, &eseq);
 		if (eseq != PK__NO_SEQ) {
 			pk__self.early_seq = eseq;
 			pk__self.early_stored = true;
@@ -572,7 +605,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		return ret < 0 ? ret : (int)len;
 	}
 	pk__self.in_printk++;
-	if (cont && pk__self.open_valid &&
+	if (cont && !flen && pk__self.open_valid &&
 	    pk__self.open_gen == atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed)) {
 		uint64_t open_seq = pk__self.open_seq;
 
@@ -598,7 +631,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 			goto stored;
 		}
 	}
-	if (cont && !len) {
+	if (cont && !len && !flen) {
 		/*
 		 * An empty continuation ("\n" or "") whose record was finalised
 		 * already (printed: its line is ended) or never existed: it
@@ -610,7 +643,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	}
 	if (cont)
 		flags |= PK_REC_CONT;
-	ret = pk__store(level, flags, mbuf, plen + len, &seq);
+	ret = pk__store(level, flags, mbuf, plen + len + flen, &seq);
 	if (ret < 0) {
 		pk__self.open_valid = false;
 		pk__self.in_printk--;
@@ -640,7 +673,39 @@ int pk_vprintk(int level, const char *fmt, va_list ap)
 	return pk_vprintk_mod(NULL, level, fmt, ap);
 }
 
+static int vprintk_gated(const struct pk_module *mod, int level, const char *fmt, va_list ap,
+			 struct fields_arg *fa);
+
 int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
+{
+	struct fields_arg fa = { NULL, 0, 0 };
+
+	return vprintk_gated(mod, level, fmt, ap, &fa);
+}
+
+int pk_vprintk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt,
+		      va_list ap)
+{
+	struct fields_arg fa = { fields, n, 0 };
+	int ret = vprintk_gated(NULL, level, fmt, ap, &fa);
+
+	/* Stored, but a field was left out: say which kind of wrong. */
+	return ret >= 0 && fa.err ? fa.err : ret;
+}
+
+int pk_printk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_vprintk_fields(level, fields, n, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int vprintk_gated(const struct pk_module *mod, int level, const char *fmt, va_list ap,
+			 struct fields_arg *fa)
 {
 	int err = errno;	/* %m prints the caller's errno, whatever init does */
 	uint64_t until = 0;
@@ -662,7 +727,7 @@ int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_l
 	while (!gated && pk__switch_wait(&until, pk__early_init_safe_here))
 		gated = pk__gate_enter();
 	errno = err;
-	ret = vprintk(mod, level, fmt, ap, !gated);
+	ret = vprintk(mod, level, fmt, ap, !gated, fa);
 	if (gated)
 		pk__gate_exit();
 	errno = err;
@@ -709,7 +774,7 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
 		pk__self.early_stored = false;
 	}
-	ret = store_package(level, pkg, plen, len);
+	ret = store_package(level, pkg, plen, len, 0);
 out:
 	pk__gate_exit();
 	errno = err;

@@ -37,6 +37,9 @@
 /* How long a dump waits for records in progress before it gives up. */
 #define SETTLE_MS	2000
 
+/* --field options one command takes. */
+#define FIELD_FILTERS	16
+
 struct opts {
 	const char *path;
 	unsigned fmt;		/* enum pk_format | PK_FMT_F_* */
@@ -46,6 +49,8 @@ struct opts {
 	uint64_t since;
 	uint32_t tid, pid;
 	const char *modules;	/* --module: comma-separated patterns, "-" for none */
+	const char *fields[FIELD_FILTERS];	/* --field KEY=VALUE, all must match */
+	unsigned nfields;
 };
 
 static void usage(FILE *f)
@@ -64,6 +69,8 @@ static void usage(FILE *f)
 	      "      --tid N           only records of thread N\n"
 	      "      --module LIST     only records of these modules (comma-separated,\n"
 	      "                        '*' and '?' patterns, '-' for records without one)\n"
+	      "      --field KEY=VALUE only records with this field (exact match;\n"
+	      "                        repeat it: records with all of them)\n"
 	      "      --show-tid        print the thread id of each record\n"
 	      "  -T, --ctime           print human-readable dates\n"
 	      "  -d, --show-delta      print the time since the previous printed record\n"
@@ -78,6 +85,27 @@ static void usage(FILE *f)
 	      "Levels: emerg alert crit err warn notice info debug (0-7).\n"
 	      "Exit status: 0 ok, 1 no such file or not a store, 2 bad usage.\n",
 	      f);
+}
+
+/* Does @rec carry field "KEY=VALUE" @kv (checked by field_filter_ok())? */
+static bool field_match(const struct pk_record *rec, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+	size_t klen = (size_t)(eq - kv), i;
+
+	for (i = 0; rec->fields && i < rec->nfields; i++)
+		if (strlen(rec->fields[i].key) == klen && !memcmp(rec->fields[i].key, kv, klen) &&
+		    !strcmp(rec->fields[i].value, eq + 1))
+			return true;
+	return false;
+}
+
+/* A --field argument: KEY=VALUE with a key a record can carry (printk.h). */
+static bool field_filter_ok(const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	return eq && pk__field_key_ok(kv, (size_t)(eq - kv));
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -333,6 +361,7 @@ static int run_store(const struct opts *o)
 	uint64_t expect, dump_end, waited_since = 0;
 	struct stat st;
 	size_t n;
+	unsigned i;
 	int ret;
 
 	r = open_store(o);
@@ -389,6 +418,10 @@ static int run_store(const struct opts *o)
 			if (o->have_pid && rec.pid != o->pid)
 				continue;
 			if (o->modules && !pk__mod_list_match(o->modules, rec.module))
+				continue;
+			for (i = 0; i < o->nfields && field_match(&rec, o->fields[i]); i++)
+				;
+			if (i < o->nfields)
 				continue;
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
 			fwrite(line, 1, n, stdout);
@@ -454,7 +487,8 @@ static int run(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE };
+	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE,
+	       OPT_FIELD };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
@@ -464,6 +498,7 @@ int main(int argc, char **argv)
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "module", required_argument, NULL, OPT_MODULE },
+		{ "field", required_argument, NULL, OPT_FIELD },
 		{ "show-tid", no_argument, NULL, OPT_SHOW_TID },
 		{ "ctime", no_argument, NULL, 'T' },
 		{ "show-delta", no_argument, NULL, 'd' },
@@ -526,6 +561,14 @@ int main(int argc, char **argv)
 			if (!pk__mod_list_valid(optarg))
 				return bad_usage("bad module list '%s'", optarg);
 			o.modules = optarg;
+			break;
+		case OPT_FIELD:
+			if (!field_filter_ok(optarg))
+				return bad_usage("bad field '%s': give KEY=VALUE, KEY of A-Z, 0-9"
+						 " and _ (a letter first, at most 64)", optarg);
+			if (o.nfields == FIELD_FILTERS)
+				return bad_usage("more than 16 --field options at '%s'", optarg);
+			o.fields[o.nfields++] = optarg;
 			break;
 		case 'T': flags |= PK_FMT_F_REALTIME; break;
 		case 'd': flags |= PK_FMT_F_DELTA; break;

@@ -191,6 +191,18 @@ static NOCOV bool same(const struct state *s, const struct pk_record *rec)
 	rendered(&r, s->seq, &s->meta, (const unsigned char *)arena + s->off, s->len);
 	if (r.module[0] ? !rec->module || strcmp(r.module, rec->module) : rec->module != NULL)
 		return false;
+	{
+		struct pk_record fr;
+		size_t i;
+
+		pk__rec_fields(&r, &fr);
+		if (fr.nfields != rec->nfields)
+			return false;
+		for (i = 0; i < fr.nfields; i++)
+			if (strcmp(fr.fields[i].key, rec->fields[i].key) ||
+			    strcmp(fr.fields[i].value, rec->fields[i].value))
+				return false;
+	}
 	return r.seq == rec->seq && r.len == rec->len && r.meta.ts_ns == rec->ts_ns &&
 	       r.meta.tid == rec->tid && r.meta.pid == rec->pid && r.meta.level == rec->level &&
 	       r.meta.facility == rec->facility && r.meta.flags == rec->flags &&
@@ -252,6 +264,12 @@ static void read_store(struct pk_reader *r, uint64_t seek, const struct model *m
 			pk__format_dropped(line, sizeof(line), rec.seq - expect, PK_FMT_HUMAN);
 		if (rec.len > PK_RECORD_MAX || strlen(rec.text) > rec.len)
 			abort();	/* the reader promised a bounded, terminated text */
+		if (rec.nfields > PK_FIELDS_MAX || (rec.nfields && !rec.fields))
+			abort();	/* at most PK_FIELDS_MAX fields */
+		for (size_t f = 0; f < rec.nfields; f++)	/* each a valid key, a bounded value */
+			if (!pk__field_key_ok(rec.fields[f].key, strlen(rec.fields[f].key)) ||
+			    strlen(rec.fields[f].value) > PK_FIELDS_BYTES)
+				abort();
 		if (mo)
 			check_record(mo, &rec, last);
 		last = rec.seq;
@@ -517,6 +535,42 @@ static uint32_t pkg_of(unsigned char *out, unsigned which, const char *t, uint32
 	return len;
 }
 
+/*
+ * A fields block (record.c, "FIELDS") made by pk__fields_encode() from
+ * @t (@len bytes): up to 10 fields, keys and values cut from the bytes,
+ * some keys bad on purpose (left out, counted).  Return: its length.
+ */
+static uint32_t fields_of(char *out, const char *t, uint32_t len)
+{
+	static char kv[20][PK_FIELDS_BYTES + 1];
+	struct pk_field f[10];
+	uint32_t i, n = len ? 1 + (unsigned char)t[0] % 10 : 0, pos = 1;
+	int err = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t k, klen = 1 + (pos < len ? (unsigned char)t[pos] % 12 : 0);
+		uint32_t vlen = pos + 1 < len ? (unsigned char)t[pos + 1] % 200 : 0;
+
+		for (k = 0; k < klen; k++) {	/* a letter first; a ' ' now and then */
+			unsigned char c = pos + k < len ? (unsigned char)t[pos + k] : 'K';
+
+			kv[2 * i][k] = k ? "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ "[c % 38] :
+					   (char)('A' + c % 26);
+		}
+		kv[2 * i][klen] = '\0';
+		for (k = 0; k < vlen; k++) {
+			char c = pos + k < len ? t[pos + k] : 'v';
+
+			kv[2 * i + 1][k] = c ? c : '0';
+		}
+		kv[2 * i + 1][vlen] = '\0';
+		f[i].key = kv[2 * i];
+		f[i].value = kv[2 * i + 1];
+		pos += 2 + vlen / 4;
+	}
+	return (uint32_t)pk__fields_encode(out, f, n, &err);
+}
+
 /* What a reader returns for a record stored as @m with body @body. */
 static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_meta *m,
 		     const unsigned char *body, uint32_t len)
@@ -540,7 +594,11 @@ static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_m
  *               record of a module (PK__REC_MODULE), its text the prefix
  *               and body, a valid prefix when generated; 0x40: leave it
  *               open; 0x80: generated text (from the recipe position)
- *               instead of literal bytes
+ *               instead of literal bytes; 0x08 with 0x20 or with none
+ *               of 0x30: a record with fields (PK__REC_FIELDS, not
+ *               PK_REC_EMERG): after a package or a generated text a
+ *               fields block made from the text (fields_of()), after
+ *               literal text the bytes as they are
  *           [2] length / 5 (capped at PK_RING_TEXT_MAX; literal text at
  *               what is left of the input)
  *   patch   3 bytes: offset (16 bits, little-endian, modulo the region
@@ -592,6 +650,17 @@ static void run_recipe(const uint8_t *p, size_t size)
 		m.level = p[0] & 7;
 		m.facility = p[0] >> 3;
 		m.flags = p[1] & 0x0f;
+		if ((p[1] & 0x08) && !(p[1] & 0x10))
+			m.flags = (p[1] & 0x07) | PK__REC_FIELDS;
+		if ((p[1] & 0x98) == 0x88 && !(p[1] & 0x30)) {
+			/* Generated text, then a valid block from it. */
+			static char body[PK_RING_TEXT_MAX];
+			uint32_t tl = len > PK_RECORD_MAX ? PK_RECORD_MAX : len;
+
+			memcpy(body, gen, tl);
+			len = tl + fields_of(body + tl, gen, tl);
+			text = body;
+		}
 		m.tid = p[1];
 		m.ts_ns = ts += p[2] * 1234567ull;
 		if ((p[1] & 0x30) == 0x30) {
@@ -609,8 +678,13 @@ static void run_recipe(const uint8_t *p, size_t size)
 			}
 		} else if ((p[1] & 0x30) == 0x20) {
 			static unsigned char pkg[PK_RING_TEXT_MAX];
-			uint32_t plen = pkg_of(pkg, p[0] ^ p[2], text, len);
+			uint32_t plen = pkg_of(pkg, p[0] ^ p[2], text,
+					       len > PK_RECORD_MAX ? PK_RECORD_MAX : len);
 
+			if (plen > PK_RECORD_MAX)
+				plen = PK_RECORD_MAX;
+			if (m.flags & PK__REC_FIELDS)
+				plen += fields_of((char *)pkg + plen, text, len);
 			m.flags |= PK__REC_PACKED;
 			if (pk__ring_write(&ring, &m, (const char *)pkg, plen, false, &seq) == 0) {
 				stored = true;

@@ -99,6 +99,14 @@ static void recipes(const char *rdir)
 	r.b[r.n++] = 0xff;
 	save_in(rdir, "wrap", r.b, r.n);
 
+	/* Records with fields: generated valid blocks, packages with blocks, literal bytes. */
+	r.n = 0;
+	for (i = 0; i < 24; i++)
+		rec_op(&r, i % 8, 1, (i % 3 == 0 ? 0x88 : i % 3 == 1 ? 0xa8 : 0x08) | (i & 0x03),
+		       i % 3 == 2 ? 4 + i % 15 : 20 + i * 7, words);	/* literal: within words */
+	r.b[r.n++] = 0xff;
+	save_in(rdir, "fields", r.b, r.n);
+
 	/* Open records, extended, one past the maximum; then patched blocks. */
 	r.n = 0;
 	rec_op(&r, 6, 1, 0x40, 4, words);
@@ -272,6 +280,39 @@ int main(int argc, char **argv)
 	}
 	put(&ring, 6, "open, not finished", true);
 	save("records.store", mem, sizeof(mem));
+
+	/* Records with fields (record.c, "FIELDS"): text, package, module, a bad block. */
+	ring = fresh();
+	{
+		static const struct pk_field f[] = { { "REQUEST_ID", "42" }, { "USER", "a\"b]c\\" },
+						     { "bad key", "x" }, { "MULTI", "two\nlines" } };
+		static char b[PK_RING_TEXT_MAX];
+		struct pk_ring_meta m = { .ts_ns = 98000000, .pid = 4200, .tid = 4242, .level = 6,
+					  .facility = 1, .flags = PK__REC_FIELDS };
+		uint64_t seq;
+		size_t tl;
+		int err = 0;
+
+		tl = strlen(strcpy(b, "with fields"));
+		tl += pk__fields_encode(b + tl, f, 4, &err);
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		tl = (size_t)pack((unsigned char *)b, "packed %s %d\n", "with fields", 7);
+		tl += pk__fields_encode(b + tl, f, 2, &err);
+		m.flags = PK__REC_FIELDS | PK__REC_PACKED;
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		static const char mrec[] = "\005netio" "module and fields";
+
+		memcpy(b, mrec, sizeof(mrec) - 1);
+		tl = sizeof(mrec) - 1 + pk__fields_encode(b + sizeof(mrec) - 1, f + 1, 1, &err);
+		m.flags = PK__REC_FIELDS | PK__REC_MODULE;
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		memcpy(b, "a block too long\xff\x03\x00", 19);	/* its length past the body */
+		m.flags = PK__REC_FIELDS;
+		pk__ring_write(&ring, &m, b, 19, false, &seq);
+		memcpy(b, "entries that do not parse" "lower\0v\0" "\x08\x00\x00", 36);
+		pk__ring_write(&ring, &m, b, 36, false, &seq);
+	}
+	save("fields.store", mem, sizeof(mem));
 	save("truncated.store", mem, 3000);
 	save("header-only.store", mem, PK_RING_HDR_SIZE);
 	memcpy(buf, mem, 8);

@@ -400,6 +400,79 @@ int pk_printk(int level, const char *fmt, ...) PK__PRINTF(2, 3);
 int pk_vprintk(int level, const char *fmt, va_list ap) PK__PRINTF(2, 0);
 
 /*
+ * STRUCTURED FIELDS
+ *
+ * KEY=VALUE pairs carried by one record, as journald's sd_journal_send()
+ * and the kernel's dev_printk() dictionaries (SUBSYSTEM=, DEVICE=).  A key
+ * is 1 to PK_FIELD_KEY_MAX characters of [A-Z0-9_] starting with a letter
+ * (journald's rule); a value is a C string.  A record carries at most
+ * PK_FIELDS_MAX fields of at most PK_FIELDS_BYTES bytes together (each
+ * field counts its key, its value and 2); they are stored in the record
+ * itself, in the same reservation as its text (pk_printk_fields(3)).
+ */
+#define PK_FIELDS_MAX		8
+#define PK_FIELD_KEY_MAX	64
+#define PK_FIELDS_BYTES		896
+
+#ifndef PK__FIELD_DEFINED
+#define PK__FIELD_DEFINED
+/** One field: also what a reader returns (struct pk_record.fields). */
+struct pk_field {
+	const char *key;
+	const char *value;
+};
+#endif
+
+/**
+ * pk_printk_fields() - pk_printk() with structured fields.
+ * @level:  as for pk_printk() (a continuation is stored as a record of
+ *          its own: a record with fields is never extended).
+ * @fields: @n fields (NULL if @n is 0).
+ * @n:      how many.
+ * @fmt:    as for pk_printk().
+ *
+ * A field whose key is not valid, whose key or value is NULL, or that
+ * does not fit the budget (PK_FIELDS_MAX, PK_FIELDS_BYTES) is left out;
+ * the record is stored all the same with the fields that are good, in
+ * their order, and flagged PK_REC_FIELDS_DROPPED, which every rendering
+ * that shows fields shows.  The text is never lost for a field's sake.
+ * Context: as pk_printk(): any thread, async-signal-safe, emergency-safe;
+ * no allocation, no lock.
+ * Return: as pk_printk() when every field was kept.  When one was left
+ * out, the record was stored (unless pk_printk() would have failed) and
+ * the call returns -EINVAL (a bad key, a NULL key or value, or @fields
+ * NULL with @n > 0) or -EMSGSIZE (over the budget).
+ */
+int pk_printk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt, ...)
+	PK__PRINTF(4, 5);
+
+/**
+ * pk_vprintk_fields() - pk_printk_fields() with a va_list.
+ * Context: as pk_printk_fields().
+ * Return: as pk_printk_fields().
+ */
+int pk_vprintk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt,
+		      va_list ap) PK__PRINTF(4, 0);
+
+/*
+ * PK_FIELDS({"KEY", value}, ...): an array of fields and its length, for
+ * pk_printk_fields() and the _f macros:
+ *	pk_info_f(PK_FIELDS({ "REQUEST_ID", id }, { "USER", name }),
+ *		  "request done in %d ms\n", ms);
+ */
+#define PK_FIELDS(...)							\
+	((const struct pk_field[]){ __VA_ARGS__ }),			\
+	(sizeof((const struct pk_field[]){ __VA_ARGS__ }) / sizeof(struct pk_field))
+#define pk_emerg_f(...)		pk_printk_fields(PK_EMERG, __VA_ARGS__)
+#define pk_alert_f(...)		pk_printk_fields(PK_ALERT, __VA_ARGS__)
+#define pk_crit_f(...)		pk_printk_fields(PK_CRIT, __VA_ARGS__)
+#define pk_err_f(...)		pk_printk_fields(PK_ERR, __VA_ARGS__)
+#define pk_warn_f(...)		pk_printk_fields(PK_WARNING, __VA_ARGS__)
+#define pk_notice_f(...)	pk_printk_fields(PK_NOTICE, __VA_ARGS__)
+#define pk_info_f(...)		pk_printk_fields(PK_INFO, __VA_ARGS__)
+#define pk_debug_f(...)		pk_printk_fields(PK_DEBUG, __VA_ARGS__)
+
+/*
  * Compile-time stripping, as Zephyr's CONFIG_LOG_MAX_LEVEL: a program (or
  * one translation unit) that defines PK_MAX_LEVEL to a number 0-7 (the
  * value of PK_EMERG..PK_DEBUG) before the first libprintk header loses

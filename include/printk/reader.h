@@ -29,6 +29,16 @@ extern "C" {
 #define PK_REC_TRUNC	0x0002u	/* text was cut at PK_RECORD_MAX */
 #define PK_REC_NOEOL	0x0004u	/* text did not end a line */
 #define PK_REC_EMERG	0x0008u	/* stored inside an emergency section or panic */
+#define PK_REC_FIELDS_DROPPED	0x0010u	/* a field given was left out (pk_printk_fields) */
+
+#ifndef PK__FIELD_DEFINED
+#define PK__FIELD_DEFINED
+/* One KEY=VALUE field of a record (as printk.h declares it). */
+struct pk_field {
+	const char *key;
+	const char *value;
+};
+#endif
 
 /* One record, as a reader returns it (reserved zeroed by the library). */
 struct pk_record {
@@ -45,7 +55,15 @@ struct pk_record {
 		const char *module;	/* its module's name (printk.h MODULES), or NULL */
 		uint64_t reserved_module;
 	};
-	uint64_t reserved[3];	/* zero: later fields */
+	union {			/* its fields (pk_printk_fields()), in their order */
+		const struct pk_field *fields;	/* valid as text; NULL if none */
+		uint64_t reserved_fields;
+	};
+	union {
+		size_t nfields;			/* 0 to PK_FIELDS_MAX */
+		uint64_t reserved_nfields;
+	};
+	uint64_t reserved[1];	/* zero: later fields */
 };
 
 struct pk_reader;

@@ -880,6 +880,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	r.text = rec->text;
 	r.len = rec->len;
 	r.module = rec->module[0] ? rec->module : NULL;
+	pk__rec_fields(rec, &r);
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);

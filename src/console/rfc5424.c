@@ -10,6 +10,9 @@
  *
  *   <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - [printk@32473 seq="S" tid="T"] TEXT
  *
+ * and a record with fields (pk_printk_fields()) gets a second SD-ELEMENT
+ * after the first, [fields@32473 KEY="VALUE" ...] (put_fields()).
+ *
  * PRI is facility * 8 + level (the facility configured for the console,
  * else the record's), TIMESTAMP the record's time (RFC 3339, local time
  * with its offset, microseconds), PROCID the storing process.  MSGID is
@@ -33,9 +36,31 @@
 struct out {
 	char *p, *end;
 	bool full;
+	bool sd;	/* inside an SD-PARAM value: '"', '\\' and ']' escaped */
 };
 
+static void put_raw(struct out *o, const char *s, size_t n);
+
 static void put(struct out *o, const char *s, size_t n)
+{
+	size_t i, run = 0;
+
+	if (!o->sd) {
+		put_raw(o, s, n);
+		return;
+	}
+	/* RFC 5424, 6.3.3: '"', '\\' and ']' in PARAM-VALUE are escaped. */
+	for (i = 0; i < n; i++) {
+		if (s[i] == '"' || s[i] == '\\' || s[i] == ']') {
+			put_raw(o, s + run, i - run);
+			put_raw(o, "\\", 1);
+			run = i;
+		}
+	}
+	put_raw(o, s + run, n - run);
+}
+
+static void put_raw(struct out *o, const char *s, size_t n)
 {
 	if ((size_t)(o->end - o->p) < n) {
 		n = (size_t)(o->end - o->p);
@@ -106,7 +131,8 @@ struct fields {
 	bool has_seq, has_level, has_facility, has_pid, has_tid, has_dropped;
 	const char *time, *text;	/* inside the line: time unescaped, text escaped */
 	const char *module;		/* unescaped, checked */
-	size_t time_len, text_len, module_len;
+	const char *fields;		/* the members of "fields":{...}, escaped */
+	size_t time_len, text_len, module_len, fields_len;
 };
 
 /* A JSON string at @p (after its '"'): its end quote, or NULL. */
@@ -182,6 +208,18 @@ static bool parse(const char *p, const char *end, struct fields *f)
 			} else if (KEY("time", !memchr(v + 1, '\\', (size_t)(p - v - 1)))) {
 				f->time = v + 1;
 				f->time_len = (size_t)(p - v - 1);
+			}
+			p++;
+		} else if (*p == '{') {
+			/* "fields": an object of strings (format.c). */
+			for (p++; p < end && *p != '}'; p++)
+				if (*p == '"' && !(p = string_end(p + 1, end)))
+					return false;
+			if (p >= end)
+				return false;
+			if (KEY("fields", 1)) {
+				f->fields = v + 1;
+				f->fields_len = (size_t)(p - v - 1);
 			}
 			p++;
 		} else {
@@ -313,7 +351,7 @@ static void put_header(struct out *o, const struct pk__rfc5424_id *id, uint64_t 
 static void put_param(struct out *o, const char *name, uint64_t v)
 {
 	char num[24], esc[48];
-	struct out t = { num, num + sizeof(num), false };
+	struct out t = { num, num + sizeof(num), false, false };
 
 	put_u64(&t, v);
 	put_c(o, ' ');
@@ -321,6 +359,40 @@ static void put_param(struct out *o, const char *name, uint64_t v)
 	put(o, "=\"", 2);
 	put(o, esc, pk__rfc5424_sd_escape(esc, sizeof(esc), num, (size_t)(t.p - num)));
 	put_c(o, '"');
+}
+
+/*
+ * The record's fields as the SD-ELEMENT [fields@32473 KEY="VALUE" ...].
+ * A key is an SD-NAME as it is ([A-Z0-9_], printk.h), cut to the 32
+ * characters an SD-NAME may have; a value is unescaped from the JSON and
+ * escaped as a PARAM-VALUE.  @s: the members of the JSON object.
+ */
+static void put_fields(struct out *o, const char *s, size_t n)
+{
+	const char *end = s + n, *k, *ke, *v, *ve;
+
+	put(o, "[" PK_RFC5424_FIELDS_SD_ID, sizeof(PK_RFC5424_FIELDS_SD_ID));
+	while (s < end && *s == '"') {
+		k = s + 1;
+		ke = string_end(k, end);
+		if (!ke || ke + 2 >= end || ke[1] != ':' || ke[2] != '"')
+			break;
+		v = ke + 3;
+		ve = string_end(v, end);
+		if (!ve)
+			break;
+		put_c(o, ' ');
+		put(o, k, (size_t)(ke - k) < 32 ? (size_t)(ke - k) : 32);
+		put(o, "=\"", 2);
+		o->sd = true;
+		put_unescaped(o, v, (size_t)(ve - v));
+		o->sd = false;
+		put_c(o, '"');
+		s = ve + 1;
+		if (s < end && *s == ',')
+			s++;
+	}
+	put_c(o, ']');
 }
 
 static void put_text_start(struct out *o, const struct pk__rfc5424_id *id)
@@ -332,7 +404,7 @@ static void put_text_start(struct out *o, const struct pk__rfc5424_id *id)
 
 size_t pk__rfc5424_dropped(const struct pk__rfc5424_id *id, uint64_t n, char *out, size_t size)
 {
-	struct out o = { out, out + size, false };
+	struct out o = { out, out + size, false, false };
 
 	put_header(&o, id, 1, 4, NULL, 0, id->pid, NULL, 0);
 	put(&o, "[" PK_RFC5424_SD_ID, sizeof(PK_RFC5424_SD_ID));
@@ -348,7 +420,7 @@ size_t pk__rfc5424_dropped(const struct pk__rfc5424_id *id, uint64_t n, char *ou
 size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, size_t len,
 			  char *out, size_t size)
 {
-	struct out o = { out, out + size, false };
+	struct out o = { out, out + size, false, false };
 	struct fields f;
 	const char *text;
 
@@ -377,6 +449,8 @@ size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, siz
 	if (f.has_tid)
 		put_param(&o, "tid", f.tid);
 	put_c(&o, ']');
+	if (f.fields_len)
+		put_fields(&o, f.fields, f.fields_len);
 	if (o.full)
 		return 0;
 	if (f.text_len) {

@@ -423,6 +423,7 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 {
 	struct out o = { buf, size ? size - 1 : 0, 0 };
 	unsigned long long us = (unsigned long long)(rec->ts_ns / 1000);
+	size_t i;
 
 	if (!size)
 		return 0;
@@ -436,6 +437,14 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		if (rec->module) {
 			put(&o, " MODULE=", 8);
 			put_kmsg(&o, rec->module, strlen(rec->module));
+			putc_(&o, '\n');
+		}
+		/* Fields as more dictionary lines, escaped as the text is. */
+		for (i = 0; rec->fields && i < rec->nfields; i++) {
+			putc_(&o, ' ');
+			put_kmsg(&o, rec->fields[i].key, strlen(rec->fields[i].key));
+			putc_(&o, '=');
+			put_kmsg(&o, rec->fields[i].value, strlen(rec->fields[i].value));
 			putc_(&o, '\n');
 		}
 		break;
@@ -463,6 +472,20 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 			put_json_string(&o, rec->module, strlen(rec->module));
 			putc_(&o, ',');
 		}
+		if (rec->fields && rec->nfields) {
+			put(&o, "\"fields\":{", 10);
+			for (i = 0; i < rec->nfields; i++) {
+				if (i)
+					putc_(&o, ',');
+				put_json_string(&o, rec->fields[i].key, strlen(rec->fields[i].key));
+				putc_(&o, ':');
+				put_json_string(&o, rec->fields[i].value,
+						strlen(rec->fields[i].value));
+			}
+			put(&o, "},", 2);
+		}
+		if (rec->flags & PK_REC_FIELDS_DROPPED)
+			put(&o, "\"fields_dropped\":true,", 22);
 		put(&o, "\"text\":", 7);
 		put_json_string(&o, rec->text, rec->len);
 		put(&o, "}\n", 2);

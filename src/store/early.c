@@ -101,9 +101,8 @@ int pk__early_store(int level, unsigned flags, const char *text, size_t len, uin
 	size_t max = PK_RECORD_MAX;
 
 	view(&ring);
-	/* A module prefix (pk__mod_prefix()) comes on top of the text's maximum. */
-	if ((flags & PK__REC_MODULE) && len)
-		max += 1 + (size_t)(unsigned char)text[0];
+	/* A module prefix and a fields block come on top of the text's maximum. */
+	max += pk__rec_extra(flags, text, len);
 	if (len > max) {
 		len = max;
 		flags |= PK_REC_TRUNC;
@@ -268,6 +267,7 @@ void pk__early_print_raw(int fd)
 		r.text = rec.text;
 		r.len = rec.len;
 		r.module = rec.module[0] ? rec.module : NULL;
+		pk__rec_fields(&rec, &r);
 		n = pk__format_record(buf, sizeof(buf), &r, &fo);
 		if (write(fd, buf, n) < 0)
 			break;

@@ -426,9 +426,8 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	int ret;
 
 	pk__crash_stack_lazy();
-	/* A module prefix (pk__mod_prefix()) comes on top of the text's maximum. */
-	if ((flags & PK__REC_MODULE) && len)
-		max += 1 + (size_t)(unsigned char)text[0];
+	/* A module prefix and a fields block come on top of the text's maximum. */
+	max += pk__rec_extra(flags, text, len);
 	if (len > max) {
 		len = max;
 		flags |= PK_REC_TRUNC;

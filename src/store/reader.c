@@ -163,6 +163,7 @@ static void export(struct pk_ring_rec *in, struct pk_record *out)
 	out->text = in->text;
 	out->len = in->len;
 	out->module = in->module[0] ? in->module : NULL;
+	pk__rec_fields(in, out);
 }
 
 int pk_reader_next(struct pk_reader *r, struct pk_record *rec)

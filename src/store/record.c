@@ -94,6 +94,184 @@ static void mod_split(struct pk_ring_rec *rec)
 }
 
 /*
+ * FIELDS
+ *
+ * A record's KEY=VALUE fields (pk_printk_fields()) go at the end of its
+ * body, after the text or package, as one self-contained block, so that
+ * the body's start (module prefix, package) reads as before:
+ *
+ *	entries   "KEY\0VALUE\0" for each field kept, in the caller's order
+ *	          (at most PK_FIELDS_MAX, at most PK_FIELDS_BYTES bytes);
+ *	trailer   the entries' length, 16 bits little-endian, then the count
+ *	          of fields left out (bad key, NULL, over budget; capped at
+ *	          255), one byte.
+ *
+ * The record is flagged PK__REC_FIELDS.  A reader finds the block from
+ * the body's end; the block is untrusted as the rest of a store file:
+ * one whose length does not fit the body stays in the text, where it is
+ * seen, and entries that do not parse (a key that is not one, an entry
+ * without its NUL, too many) are dropped as a whole; both mark the record
+ * PK_REC_FIELDS_DROPPED, as a field left out at the call does.
+ */
+bool pk__field_key_ok(const char *key, size_t len)
+{
+	size_t i;
+
+	if (len < 1 || len > PK_FIELD_KEY_MAX || key[0] < 'A' || key[0] > 'Z')
+		return false;
+	for (i = 1; i < len; i++) {
+		char c = key[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+/* strnlen(), which POSIX does not list as async-signal-safe. */
+static size_t bounded_len(const char *s, size_t max)
+{
+	size_t i = 0;
+
+	while (i < max && s[i])
+		i++;
+	return i;
+}
+
+size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err)
+{
+	size_t i, used = 0, kept = 0, dropped = 0;
+
+	_Static_assert(PK_RING_FIELDS_MAX == PK_FIELDS_BYTES + PK_RING_FIELDS_TRAILER,
+		       "a fields block fits the store");
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		size_t klen, vlen;
+
+		if (!f || !f[i].key || !f[i].value) {
+			dropped++;
+			*err = -EINVAL;
+			continue;
+		}
+		klen = bounded_len(f[i].key, PK_FIELD_KEY_MAX + 1);
+		if (!pk__field_key_ok(f[i].key, klen)) {
+			dropped++;
+			*err = -EINVAL;
+			continue;
+		}
+		vlen = bounded_len(f[i].value, PK_FIELDS_BYTES);
+		if (kept == PK_FIELDS_MAX || used + klen + vlen + 2 > PK_FIELDS_BYTES) {
+			dropped++;
+			if (*err != -EINVAL)
+				*err = -EMSGSIZE;
+			continue;
+		}
+		memcpy(dst + used, f[i].key, klen + 1);
+		used += klen + 1;
+		memcpy(dst + used, f[i].value, vlen);
+		dst[used + vlen] = '\0';
+		used += vlen + 1;
+		kept++;
+	}
+	dst[used] = (char)(used & 0xff);
+	dst[used + 1] = (char)(used >> 8);
+	dst[used + 2] = (char)(dropped > 255 ? 255 : dropped);
+	return used + PK_RING_FIELDS_TRAILER;
+}
+
+size_t pk__rec_extra(unsigned flags, const char *text, size_t len)
+{
+	size_t extra = 0, elen;
+
+	if ((flags & PK__REC_MODULE) && len)
+		extra += 1 + (size_t)(unsigned char)text[0];
+	if ((flags & PK__REC_FIELDS) && len >= PK_RING_FIELDS_TRAILER) {
+		const unsigned char *t = (const unsigned char *)text + len - PK_RING_FIELDS_TRAILER;
+
+		elen = (size_t)t[0] | (size_t)t[1] << 8;
+		if (elen <= PK_FIELDS_BYTES)
+			extra += elen + PK_RING_FIELDS_TRAILER;
+	}
+	return extra;
+}
+
+/* Count the entries of @e (@len bytes); -1 if they are not a valid list. */
+static int fields_parse(const char *e, size_t len)
+{
+	size_t pos = 0;
+	int count = 0;
+
+	while (pos < len) {
+		const char *nul = memchr(e + pos, '\0', len - pos);
+
+		if (!nul || count == PK_FIELDS_MAX ||
+		    !pk__field_key_ok(e + pos, (size_t)(nul - (e + pos))))
+			return -1;
+		pos = (size_t)(nul - e) + 1;
+		nul = memchr(e + pos, '\0', len - pos);
+		if (!nul)
+			return -1;
+		pos = (size_t)(nul - e) + 1;
+		count++;
+	}
+	return count;
+}
+
+/* Move a record's fields block out of its body into rec->fields. */
+static void fields_split(struct pk_ring_rec *rec)
+{
+	const unsigned char *t;
+	size_t elen;
+	int count;
+
+	rec->meta.flags &= (uint16_t)~PK__REC_FIELDS;
+	if (rec->len < PK_RING_FIELDS_TRAILER) {
+		rec->meta.flags |= PK_REC_FIELDS_DROPPED;
+		return;
+	}
+	t = (const unsigned char *)rec->text + rec->len - PK_RING_FIELDS_TRAILER;
+	elen = (size_t)t[0] | (size_t)t[1] << 8;
+	if (elen > PK_FIELDS_BYTES || elen + PK_RING_FIELDS_TRAILER > rec->len) {
+		rec->meta.flags |= PK_REC_FIELDS_DROPPED;	/* not a block: left as text */
+		return;
+	}
+	if (t[2])
+		rec->meta.flags |= PK_REC_FIELDS_DROPPED;
+	count = fields_parse((const char *)t - elen, elen);
+	if (count < 0) {
+		rec->meta.flags |= PK_REC_FIELDS_DROPPED;
+	} else {
+		memcpy(rec->fields, (const char *)t - elen, elen);
+		rec->fields_len = (uint16_t)elen;
+		rec->nfields = (uint8_t)count;
+	}
+	rec->len -= (uint32_t)(elen + PK_RING_FIELDS_TRAILER);
+	rec->text[rec->len] = '\0';
+}
+
+void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out)
+{
+	size_t pos = 0, len = rec->fields_len;
+	unsigned i;
+
+	_Static_assert(sizeof(rec->fv) / sizeof(rec->fv[0]) == PK_FIELDS_MAX, "a view per field");
+	out->fields = NULL;
+	out->nfields = 0;
+	/* Entries rec_render() checked: each key and value ends with its NUL. */
+	for (i = 0; i < rec->nfields && i < PK_FIELDS_MAX && pos < len; i++) {
+		rec->fv[i].key = rec->fields + pos;
+		pos += strlen(rec->fields + pos) + 1;
+		rec->fv[i].value = rec->fields + pos;
+		pos += strlen(rec->fields + pos) + 1;
+	}
+	if (i) {
+		out->fields = rec->fv;
+		out->nfields = i;
+	}
+}
+
+/*
  * LOST NOTES
  *
  * A console counts lost records by the gaps in the seqs it reads.  Some
@@ -141,7 +319,8 @@ static void lost_note_render(struct pk_ring_rec *rec)
 	struct pk__lost_note note;
 	int n;
 
-	rec->meta.flags &= (uint16_t)~(PK__REC_LOSTNOTE | PK__REC_MODULE | PK__REC_PACKED);
+	rec->meta.flags &= (uint16_t)~(PK__REC_LOSTNOTE | PK__REC_MODULE | PK__REC_PACKED |
+					PK__REC_FIELDS);
 	if (!lost_note_get(rec, &note)) {
 		static const char bad[] = "<a lost note that cannot be decoded>";
 
@@ -181,10 +360,15 @@ void pk__rec_render(struct pk_ring_rec *rec)
 	_Static_assert(PK_MODULE_NAME_MAX + 1 <= PK_RING_MOD_MAX, "a module prefix fits");
 	_Static_assert(PK_RING_TEXT_MAX >= PK_RECORD_MAX + PK_RING_MOD_MAX, "room for a prefix");
 	rec->module[0] = '\0';
+	rec->fields_len = 0;
+	rec->nfields = 0;
 	if (rec->meta.flags & PK__REC_LOSTNOTE) {
 		lost_note_render(rec);
 		return;
 	}
+	/* The fields block is at the body's end: off first. */
+	if (rec->meta.flags & PK__REC_FIELDS)
+		fields_split(rec);
 	if (rec->meta.flags & PK__REC_MODULE)
 		mod_split(rec);
 	flags = rec->meta.flags & ~PK__REC_PACKED;

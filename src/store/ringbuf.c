@@ -288,6 +288,9 @@ static inline uint64_t lpos_expand(uint64_t head, uint32_t off)
 
 static inline uint32_t text_words(uint32_t len) { return (len + 7u) / 8u; }
 static inline uint64_t blk_size(uint32_t len) { return PK_RING_BLK_HDR + 8ull * text_words(len); }
+/* The largest record fits half the smallest ring: write:D stores no larger one. */
+_Static_assert(PK_RING_BLK_HDR + (PK_RING_TEXT_MAX + 7u) / 8u * 8u <=
+	       (1u << PK_RING_MIN_DATA_LOG2) / 2u, "a record of any size can be stored");
 
 /* Block header words. */
 static inline uint64_t hw2_make(uint32_t len, const struct pk_ring_meta *m)

@@ -44,12 +44,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "printk/reader.h"	/* struct pk_field */
+
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		6u
+#define PK_RING_VERSION		7u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
-#define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX)	/* PK_RECORD_MAX + prefix */
+/*
+ * A record's fields block (record.c, "FIELDS"): its entries, up to
+ * PK_FIELDS_BYTES (printk.h), then a 3-byte trailer.  The largest block
+ * (text, prefix and fields) must stay within half the smallest data ring
+ * (a writer stores only blocks that fit half the ring, ringbuf.c write:D).
+ */
+#define PK_RING_FIELDS_TRAILER	3u
+#define PK_RING_FIELDS_MAX	(896u + PK_RING_FIELDS_TRAILER)
+/* PK_RECORD_MAX + prefix + fields */
+#define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX + PK_RING_FIELDS_MAX)
 #define PK_RING_MIN_DATA_LOG2	12u
 #define PK_RING_MAX_DATA_LOG2	30u
 #define PK_RING_DESC_SHIFT	5u	/* one descriptor per 32 data bytes */
@@ -149,6 +160,14 @@ struct pk_ring_rec {
 	struct pk_ring_meta meta;
 	uint32_t len;
 	char module[PK_RING_MOD_MAX];		/* "" or its module's name (pk__rec_render) */
+	/*
+	 * Its fields' entries, "KEY\0VALUE\0" each (pk__rec_render), and a
+	 * view of them made by pk__rec_fields() for a struct pk_record.
+	 */
+	uint16_t fields_len;
+	uint8_t nfields;
+	char fields[PK_RING_FIELDS_MAX];
+	struct pk_field fv[8];			/* PK_FIELDS_MAX */
 	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
 };
 

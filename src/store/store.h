@@ -80,6 +80,12 @@ bool pk__store_sole(void);
  * Consoles print it as a drop notice; readers see the notice as text.
  */
 #define PK__REC_LOSTNOTE	0x0400u
+/*
+ * A record whose body ends with a fields block (record.c, "FIELDS"):
+ * pk__rec_render() moves its entries into pk_ring_rec.fields.  Such a
+ * record is never left open.  Readers never see the flag.
+ */
+#define PK__REC_FIELDS	0x0800u
 /* Its body: by console max_level 0..8, the lost records such a console counts. */
 struct pk__lost_note {
 	uint64_t cum[9];	/* cum[l]: those a console of max_level l would have printed */
@@ -103,6 +109,27 @@ size_t pk__mod_prefix(char *dst, const struct pk_module *mod);
  * its prefix is damaged.  Context: async-signal-safe.
  */
 bool pk__rec_module(const struct pk_ring_rec *rec, char *name);
+
+/*
+ * Encode @n fields into @dst (PK_RING_FIELDS_MAX bytes) as a fields
+ * block; those that are bad or over the budget are left out and counted
+ * in the block, *@err set to -EINVAL or -EMSGSIZE (else left alone).
+ * Return: the block's bytes, 0 if there is nothing to store (@n == 0).
+ * Context: async-signal-safe.
+ */
+size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err);
+/* Is @key a valid field key (1 to PK_FIELD_KEY_MAX of [A-Z0-9_], a letter first)? */
+bool pk__field_key_ok(const char *key, size_t len);
+/*
+ * The bytes beyond PK_RECORD_MAX raw body @text of @len bytes with
+ * @flags may hold: its module prefix and its fields block.
+ */
+size_t pk__rec_extra(unsigned flags, const char *text, size_t len);
+/*
+ * Point @out's fields at @rec's (rendered) fields, through rec->fv.
+ * Context: async-signal-safe.
+ */
+void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out);
 
 /* Bytes a record's text is formatted into: PK_RECORD_MAX, a newline, a NUL. */
 #define PK__TEXT_BUF	(PK_RECORD_MAX + 2)
