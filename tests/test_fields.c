@@ -151,6 +151,24 @@ static void test_bad_keys(void **state)
 	next(r, &rec);
 	assert_string_equal(rec.text, "null array");
 	assert_true(rec.flags & PK_REC_FIELDS_DROPPED);
+	/* An absurd count with no array returns at once (it looped n times). */
+	assert_int_equal(pk_printk_fields(PK_NOTICE, NULL, SIZE_MAX, "null huge\n"), -EINVAL);
+	next(r, &rec);
+	assert_string_equal(rec.text, "null huge");
+	assert_true(rec.flags & PK_REC_FIELDS_DROPPED);
+	/* Many valid fields: the first PK_FIELDS_MAX kept, the rest counted. */
+	{
+		static struct pk_field many[1000];
+		size_t i;
+
+		for (i = 0; i < 1000; i++)
+			many[i] = (struct pk_field){ "K", "v" };
+		assert_int_equal(pk_printk_fields(PK_NOTICE, many, 1000, "many\n"), -EMSGSIZE);
+		next(r, &rec);
+		assert_string_equal(rec.text, "many");
+		assert_int_equal(rec.nfields, PK_FIELDS_MAX);
+		assert_true(rec.flags & PK_REC_FIELDS_DROPPED);
+	}
 	/* A NULL format is refused as pk_printk() refuses it. */
 	assert_int_equal(pk_printk_fields(PK_NOTICE, f, 0, NULL), -EINVAL);
 	assert_int_equal(pk_reader_next(r, &rec), 0);

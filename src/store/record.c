@@ -146,10 +146,20 @@ size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err
 		       "a fields block fits the store");
 	if (!n)
 		return 0;
-	for (i = 0; i < n; i++) {
+	if (!f) {
+		dropped = n;
+		*err = -EINVAL;
+		n = 0;
+	}
+	/*
+	 * Past PK_FIELDS_MAX + 255 entries nothing more can be kept or
+	 * counted (the trailer's count stops at 255): they are not read, so
+	 * an absurd @n costs no time.
+	 */
+	for (i = 0; i < n && i < PK_FIELDS_MAX + 255; i++) {
 		size_t klen, vlen;
 
-		if (!f || !f[i].key || !f[i].value) {
+		if (!f[i].key || !f[i].value) {
 			dropped++;
 			*err = -EINVAL;
 			continue;
@@ -173,6 +183,11 @@ size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err
 		dst[used + vlen] = '\0';
 		used += vlen + 1;
 		kept++;
+	}
+	if (n > i) {
+		dropped += n - i;
+		if (*err != -EINVAL)
+			*err = -EMSGSIZE;
 	}
 	dst[used] = (char)(used & 0xff);
 	dst[used + 1] = (char)(used >> 8);
