@@ -6,7 +6,7 @@ build=$1 destdir=$2 prefix=$3
 man=$build/install_manifest.txt
 [ -f "$man" ] || { echo "libprintk: $man is missing: was anything installed?" >&2; exit 1; }
 count() { grep -c -- "$1" "$man" || true; }
-libdir=$(sed -n 's|/libprintk\.so\.0$||p' "$man" | head -n 1)
+libdir=$(sed -n 's|/libprintk\.so\.[0-9][0-9]*$||p' "$man" | head -n 1)
 echo "libprintk installed in $destdir$prefix ($(wc -l <"$man") files, listed in $man):"
 echo "  libraries  $(grep -E '/libprintk\.(a|so\.[0-9.]*)$' "$man" | sed 's|.*/||' | tr '\n' ' ')"
 echo "  headers    $(count '/include/printk/') in $(sed -n 's|/printk/[^/]*\.h$||p' "$man" | head -n 1)/printk"
@@ -25,7 +25,7 @@ case $libdir in
 /usr/lib | /usr/lib64 | /usr/lib/*-linux-gnu | /lib | /lib64 | /lib/*-linux-gnu) ;;
 /usr/local/lib | /usr/local/lib64 | /usr/local/lib/*-linux-gnu)
 	if [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then
-		ldconfig && echo "ran ldconfig: the loader finds libprintk.so.0 in $libdir"
+		ldconfig && echo "ran ldconfig: the loader finds libprintk.so.1 in $libdir"
 	fi
 	;;
 *)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # abi_check.sh LIB [INCLUDE]: libprintk.so exports the public pk_ API and
-# nothing else (src/libprintk.map), under soname libprintk.so.0; with
+# nothing else (src/libprintk.map), under soname libprintk.so.1; with
 # INCLUDE, every exported name is declared in a public header there (a
 # pk_ function left with default visibility but not in the API fails).
 set -eu
@@ -28,5 +28,5 @@ if [ -n "$inc" ]; then
 	fi
 fi
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = libprintk.so.0 ] || { echo "soname is '$soname'" >&2; exit 1; }
+[ "$soname" = libprintk.so.1 ] || { echo "soname is '$soname'" >&2; exit 1; }
 echo "abi: $n public symbols exported, nothing else; soname $soname"

@@ -33,7 +33,7 @@ for f in include/printk/printk.h include/printk/console.h include/printk/reader.
 	bin/pkmsg share/man/man1/pkmsg.1 share/doc/libprintk/LICENSE; do
 	[ -e "$prefix/$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
-for f in "$prefix"/lib/libprintk.so.0 "$prefix"/lib/cmake/printk/printkTargets.cmake \
+for f in "$prefix"/lib/libprintk.so.1 "$prefix"/lib/cmake/printk/printkTargets.cmake \
 	"$prefix"/lib/cmake/printk/printkConfigVersion.cmake; do
 	[ -e "$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
@@ -68,7 +68,7 @@ case $summary in
 *) echo "install summary: $summary" >&2; exit 1 ;;
 esac
 soname=$(readelf -d "$prefix/lib/libprintk.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = libprintk.so.0 ] || { echo "install: soname is '$soname'" >&2; exit 1; }
+[ "$soname" = libprintk.so.1 ] || { echo "install: soname is '$soname'" >&2; exit 1; }
 
 # 1. pkg-config, where only libprintk.pc is found (no relp.pc: librelp is
 # loaded at run time and no .pc file of it is needed, dynamic or static).
@@ -134,7 +134,7 @@ cmake -S "$src/tests/consume/subproject_export" -B "$work/subx" -DPK_SOURCE_DIR=
 cmake --build "$work/subx" -j 2 >>"$work/subx.log" 2>&1 || { cat "$work/subx.log" >&2; exit 1; }
 cmake --install "$work/subx" >>"$work/subx.log" 2>&1 || { cat "$work/subx.log" >&2; exit 1; }
 for f in lib/cmake/host/hostTargets.cmake lib/cmake/printk/printkTargets.cmake \
-	lib/libprintk.so.0 bin/hello; do
+	lib/libprintk.so.1 bin/hello; do
 	[ -e "$hp/$f" ] || { echo "add_subdirectory + install(EXPORT): $f is missing" >&2; exit 1; }
 done
 # As a guest, libprintk installs neither its tools nor pkbench.
