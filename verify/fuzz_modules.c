@@ -16,6 +16,30 @@
 #include "store/store.h"
 #include "printk/printk.h"
 
+#include <strings.h>
+
+/*
+ * A level as libprintk(7) "LEVELS" documents it for PK_MODULES: a digit
+ * 0-7, a name in any case (syslog's "warning" and "error" too) or "off".
+ * -2 if none.
+ */
+static int model_level(const char *s, size_t n)
+{
+	static const struct { const char *name; int level; } words[] = {
+		{ "off", PK_MODULE_OFF }, { "emerg", 0 }, { "alert", 1 }, { "crit", 2 },
+		{ "err", 3 }, { "error", 3 }, { "warn", 4 }, { "warning", 4 },
+		{ "notice", 5 }, { "info", 6 }, { "debug", 7 },
+	};
+	size_t i;
+
+	if (n == 1 && s[0] >= '0' && s[0] <= '7')
+		return s[0] - '0';
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strlen(words[i].name) == n && !strncasecmp(s, words[i].name, n))
+			return words[i].level;
+	return -2;
+}
+
 static struct pk_module mods[] = {
 	{ .name = "net", .level = PK_INFO, .default_level = PK_INFO },
 	{ .name = "net_core", .level = PK_DEBUG, .default_level = PK_DEBUG },
@@ -88,11 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		eq = memchr(p, '=', (size_t)(end - p));
 		n = eq ? (size_t)(eq - p) : 0;
-		level = -2;
-		if (eq && end - eq - 1 == 3 && !memcmp(eq + 1, "off", 3))
-			level = PK_MODULE_OFF;
-		else if (eq && end - eq - 1 == 1 && eq[1] >= '0' && eq[1] <= '7')
-			level = eq[1] - '0';
+		level = eq ? model_level(eq + 1, (size_t)(end - eq - 1)) : -2;
 		for (k = 0; k < n; k++)
 			if (!name_char((unsigned char)p[k]) && p[k] != '*' && p[k] != '?')
 				break;
