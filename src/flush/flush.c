@@ -74,6 +74,9 @@
  *         strands every printable record queued after it.
  *   fl:E  low_water is a hint (relaxed both sides): a stale value only
  *         makes a filtered writer take part early or late by one batch.
+ *         lag_limit is one too: a store switch rewrites it while writers
+ *         of the old store still read it (relaxed both sides), and either
+ *         value only moves the point where a filtered writer helps.
  *   fl:G  The exit's last flush (flush_fini()) stores exit_sync (seq_cst)
  *         and then loads the store's head (after a seq_cst fence); a
  *         caller commits its record (seq_cst, write:E) and then loads
@@ -174,7 +177,7 @@ static struct {
 	_Atomic int mode;		/* enum pk_mode; pk_init() may change it */
 	_Atomic uint64_t budget_ns;
 	struct pk__conlock lock;
-	uint64_t lag_limit;		/* fl:E: filtered records before taking part */
+	_Atomic uint64_t lag_limit;	/* fl:E: filtered records before taking part */
 	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
 	_Atomic uint64_t stall_seq;	/* fl:D: a holder left at this record */
 	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES];	/* fl:I: next_seq + 1, a helper gave up */
@@ -1159,7 +1162,8 @@ static bool lagging(uint64_t seq)
 	/* LMM(fl:E) */
 	uint64_t low = atomic_load_explicit(&F.low_water, memory_order_relaxed);
 
-	return seq > low && seq - low >= F.lag_limit;
+	return seq > low &&
+	       seq - low >= atomic_load_explicit(&F.lag_limit, memory_order_relaxed);
 }
 
 /* Must a caller whose record no console prints take part anyway? */
@@ -1213,7 +1217,9 @@ static void help_one(struct pk_console *c, uint64_t seq, uint32_t tid)
 
 	for (;;) {
 		pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
-		if (pos >= seq || seq - pos < F.lag_limit / 2 || batches >= HELP_BATCHES)
+		/* LMM(fl:E) */
+		if (pos >= seq || batches >= HELP_BATCHES ||
+		    seq - pos < atomic_load_explicit(&F.lag_limit, memory_order_relaxed) / 2)
 			return;
 		if (pk__own_try(&c->own, tid)) {
 			batches++;
@@ -1706,7 +1712,7 @@ int pk__flush_init(const struct pk_config *cfg)
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
 			      memory_order_relaxed);
 	n = pk__st.ring.desc_mask + 1;
-	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
+	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
 	atomic_store_explicit(&F.low_water, pk__st.attach_seq, memory_order_relaxed);
 	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
 	pk__con_set_hooks(&hooks);
@@ -1788,7 +1794,7 @@ int pk__flush_reconfigure(const struct pk_config *cfg)
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	/* The store may be another one: its size, and every console's place in it. */
-	F.lag_limit = n / 64 > 8 ? n / 64 : 8;
+	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
 	low = slowest();
 	atomic_store_explicit(&F.low_water, low != UINT64_MAX ? low : pk__st.attach_seq,
 			      memory_order_relaxed);
