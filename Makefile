@@ -28,12 +28,15 @@ all: build
 
 # The packages each target needs (scripts/deps.sh): the test suite's for
 # build and check, more for demo; install needs a compiler and cmake only.
+# build asks for the tests and pkbench (PK_TESTS=ON, PK_BENCH=ON), so that
+# make check fails, naming the package, rather than run no test.
 DEPS_SET ?= check
 deps:
 	@sh scripts/deps.sh $(DEPS_SET)
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON -DPK_TESTS=ON \
+		-DPK_BENCH=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 check: build
@@ -49,10 +52,12 @@ torture-long: build
 COVBUILD ?= build-cov
 coverage: deps
 	@command -v gcovr >/dev/null || { echo "make coverage needs gcovr (apt-get install gcovr)" >&2; exit 1; }
-	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_WERROR=ON -DPK_COVERAGE=ON -DPK_BENCH=OFF >/dev/null
+	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_WERROR=ON -DPK_COVERAGE=ON \
+		-DPK_TESTS=ON -DPK_BENCH=OFF >/dev/null
 	@cmake --build $(COVBUILD) -j $(JOBS)
 	@find $(COVBUILD) -name '*.gcda' -delete
-	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_|install_consume|build_minimal|deb_install' $(CTEST_FLAGS)
+	-cd $(COVBUILD) && ctest -j $(JOBS) \
+		-E 'spin_conlock|fuzz_|install_consume|build_minimal|deb_install' $(CTEST_FLAGS)
 	gcovr -r . $(COVBUILD) --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
 		--exclude 'src/format/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
 
