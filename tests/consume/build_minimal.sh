@@ -2,11 +2,12 @@
 # build_minimal.sh SRC CC: the tree builds and installs with nothing but a C
 # compiler, make and CMake.  The optional packages (cmocka, spdlog,
 # LTTng-UST, pkg-config, librelp) are hidden from a configure in a
-# temporary directory; it must print one line for each part it skips, and
-# build and install (to a DESTDIR) the libraries, headers, pkg-config
-# file, CMake package, pkmsg and the man pages.  Then PK_TESTS=ON and
-# PK_BENCH=ON without their packages must fail the configure with the
-# same reason.
+# temporary directory, and so is the C++ compiler (CXX names none); it
+# must print one line for each part it skips, and build and install (to a
+# DESTDIR) the libraries, headers, pkg-config file, CMake package, pkmsg
+# and the man pages.  Then PK_TESTS=ON without cmocka, and PK_BENCH=ON
+# without spdlog (the C++ compiler back), must fail the configure with
+# the same reason.
 set -u
 src=$1
 cc=$2
@@ -21,11 +22,11 @@ hide="-DCMAKE_DISABLE_FIND_PACKAGE_cmocka=ON -DCMAKE_DISABLE_FIND_PACKAGE_spdlog
 	-DCMAKE_DISABLE_FIND_PACKAGE_LTTngUST=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
 	-DPK_RELP=OFF --no-warn-unused-cli"
 tests_line="-- libprintk: tests skipped: cmocka not found (Debian: libcmocka-dev)"
-bench_line="-- libprintk: pkbench skipped: spdlog not found (Debian: libspdlog-dev)"
+bench_line="-- libprintk: pkbench skipped: no C++ compiler found (Debian: g++)"
 
 # shellcheck disable=SC2086
-if ! cmake -S "$src" -B "$tmp/b" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release \
-	-DCMAKE_INSTALL_PREFIX=/usr/local $hide >"$tmp/conf.log" 2>&1; then
+if ! CXX=$tmp/no-such-c++ cmake -S "$src" -B "$tmp/b" -DCMAKE_C_COMPILER="$cc" \
+	-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr/local $hide >"$tmp/conf.log" 2>&1; then
 	cat "$tmp/conf.log"
 	echo "build_minimal: the configure without the optional packages failed"
 	exit 1

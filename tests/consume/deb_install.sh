@@ -1,8 +1,9 @@
 #!/bin/sh
 # deb_install.sh SRC CC: the Debian packages (make deb: CPack from the
-# install components) install with dpkg into this system, a program built
-# with `cc app.c $(pkg-config --cflags --libs libprintk)` runs against
-# them, and they remove cleanly.
+# install components) hold what they should and depend on what they
+# should, install with dpkg into this system, a program built with
+# `cc app.c $(pkg-config --cflags --libs libprintk)` and one built with
+# find_package(printk) run against them, and they purge cleanly.
 #
 # It needs root, dpkg and what `make deb` needs (dpkg-shlibdeps from
 # dpkg-dev, file); without them it skips (exit 77) saying why, and with
@@ -142,6 +143,32 @@ else
 fi
 /usr/bin/pkmsg --help >/dev/null 2>&1 || bad "/usr/bin/pkmsg --help failed"
 
+# A CMake consumer of the package's printk::printk, from /usr alone.
+mkdir "$tmp/cm"
+cat >"$tmp/cm/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.22)
+project(app C)
+find_package(printk REQUIRED NO_CMAKE_ENVIRONMENT_PATH NO_CMAKE_PATH)
+add_executable(app ${APP_SOURCE})
+target_link_libraries(app PRIVATE printk::printk)
+CM
+if ! (cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_C_COMPILER="$cc" -DAPP_SOURCE="$tmp/app.c" &&
+	cmake --build "$tmp/cm/b") >"$tmp/cm.log" 2>&1; then
+	tail -n 20 "$tmp/cm.log"
+	bad "a CMake program with find_package(printk) did not build against the packages"
+else
+	dir=$(sed -n 's/^printk_DIR:PATH=//p' "$tmp/cm/b/CMakeCache.txt")
+	case $dir in
+	/usr/lib/*/cmake/printk | /usr/lib/cmake/printk | /lib/*/cmake/printk) ;;
+	*) bad "find_package(printk) found \"$dir\", not the package's" ;;
+	esac
+	out=$(env -u LD_LIBRARY_PATH PK_CONSOLE=stderr "$tmp/cm/b/app" 2>&1)
+	case $out in
+	*"hello from the packaged libprintk, 42"*) ;;
+	*) bad "the CMake-built program printed \"$out\"" ;;
+	esac
+fi
+
 # Purged, nothing is left, not even dpkg's record of them.
 installed=""
 if ! dpkg --purge libprintk-dev libprintk1 >"$tmp/remove.log" 2>&1; then
@@ -165,4 +192,4 @@ if [ "$fail" -ne 0 ]; then
 	exit 1
 fi
 echo "deb_install: ok: libprintk1 and libprintk-dev $version ($arch) built, installed with" \
-	"dpkg, a pkg-config consumer built and run against them, both removed"
+	"dpkg, a pkg-config and a CMake consumer built and run against them, both purged"
