@@ -4,7 +4,7 @@
 # multiarch library directory), `cpack -G DEB`.
 #   libprintk1     (runtime) the shared library, pkmsg, pkmsg(1),
 #                  libprintk(7); Depends from dpkg-shlibdeps; a shlibs file
-#                  and the ldconfig trigger
+#                  (libprintk 1 libprintk1 (>= VERSION)) and ldconfig
 #   libprintk-dev  (dev) headers, libprintk.a, the libprintk.so link,
 #                  libprintk.pc, the CMake package, the pages of section 3;
 #                  Depends on libprintk1 of the same version
@@ -29,8 +29,10 @@ get_target_property(pk_soversion printk_shared SOVERSION)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libprintk${pk_soversion})
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_GENERATE_SHLIBS_POLICY "=")
+# The shlibs file (and the ldconfig trigger) for the package that holds a
+# shared library: CPack takes this setting for all components alone.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "${CPACK_PACKAGE_DESCRIPTION_SUMMARY} (shared library and pkmsg)")
 if(PK_HAVE_RELP)

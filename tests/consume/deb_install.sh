@@ -91,6 +91,10 @@ case $deps in
 *libc6*) ;;
 *) bad "libprintk1 Depends: \"$deps\", no libc6" ;;
 esac
+# The shlibs file, for packages built against libprintk.so.1.
+dpkg-deb -e "$run" "$tmp/run.ctl"
+grep -qx "libprintk 1 libprintk1 (>= $version)" "$tmp/run.ctl/shlibs" 2>/dev/null ||
+	bad "libprintk1's shlibs file is not \"libprintk 1 libprintk1 (>= $version)\""
 deps=$(dpkg-deb -f "$dev" Depends)
 [ "$deps" = "libprintk1 (= $version)" ] ||
 	bad "libprintk-dev Depends: \"$deps\", not \"libprintk1 (= $version)\""
