@@ -14,24 +14,29 @@
 #                pkg-config file, CMake package, pkmsg and the man pages
 #                (pkbench too with PK_INSTALL_BENCH=ON); needs a C compiler,
 #                make and cmake only; prints a summary (the log is kept)
+#   make deb     build (Release, prefix /usr) in build-deb, then the Debian
+#                packages libprintk1 and libprintk-dev (cpack -G DEB) there
 # The project's own builds treat warnings as errors (PK_WERROR=ON); a
 # project that includes libprintk does not get -Werror.
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all demo check torture torture-long coverage deps build install clean
+.PHONY: all demo check torture torture-long coverage deps build install deb clean
 
 all: build
 
 # The packages each target needs (scripts/deps.sh): the test suite's for
 # build and check, more for demo; install needs a compiler and cmake only.
+# build asks for the tests and pkbench (PK_TESTS=ON, PK_BENCH=ON), so that
+# make check fails, naming the package, rather than run no test.
 DEPS_SET ?= check
 deps:
 	@sh scripts/deps.sh $(DEPS_SET)
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPK_WERROR=ON -DPK_TESTS=ON \
+		-DPK_BENCH=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 check: build
@@ -47,10 +52,12 @@ torture-long: build
 COVBUILD ?= build-cov
 coverage: deps
 	@command -v gcovr >/dev/null || { echo "make coverage needs gcovr (apt-get install gcovr)" >&2; exit 1; }
-	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_WERROR=ON -DPK_COVERAGE=ON -DPK_BENCH=OFF >/dev/null
+	@cmake -S . -B $(COVBUILD) -DCMAKE_BUILD_TYPE=Debug -DPK_WERROR=ON -DPK_COVERAGE=ON \
+		-DPK_TESTS=ON -DPK_BENCH=OFF >/dev/null
 	@cmake --build $(COVBUILD) -j $(JOBS)
 	@find $(COVBUILD) -name '*.gcda' -delete
-	-cd $(COVBUILD) && ctest -j $(JOBS) -E 'spin_conlock|fuzz_|install_consume' $(CTEST_FLAGS)
+	-cd $(COVBUILD) && ctest -j $(JOBS) \
+		-E 'spin_conlock|fuzz_|install_consume|build_minimal|deb_install' $(CTEST_FLAGS)
 	gcovr -r . $(COVBUILD) --object-directory $(COVBUILD) --filter 'src/' --filter 'tools/' \
 		--exclude 'src/format/vsnprintf.c' --gcov-ignore-parse-errors --print-summary
 
@@ -75,6 +82,23 @@ install: deps
 	@cmake --install $(INSTBUILD) >$(INSTBUILD)/install_manifest.log 2>&1 || \
 		{ cat $(INSTBUILD)/install_manifest.log >&2; exit 1; }
 	@sh scripts/install-summary.sh $(INSTBUILD) "$(DESTDIR)" $(PREFIX)
+
+# Debian packages: CPack from the install components (cmake/package.cmake).
+# The prefix is /usr so that the library goes to Debian's multiarch
+# directory; the packages are left in $(DEBBUILD).
+DEBBUILD ?= build-deb
+deb: DEPS_SET = deb
+deb: deps
+	@mkdir -p $(DEBBUILD)
+	@cmake -S . -B $(DEBBUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+		-DPK_TESTS=OFF -DPK_EXAMPLES=OFF -DPK_BENCH=OFF $(CMAKE_FLAGS) >$(DEBBUILD)/make-deb.log 2>&1 || \
+		{ tail -n 30 $(DEBBUILD)/make-deb.log >&2; exit 1; }
+	@cmake --build $(DEBBUILD) -j $(JOBS) >>$(DEBBUILD)/make-deb.log 2>&1 || \
+		{ grep -E -A3 'error|Error' $(DEBBUILD)/make-deb.log | head -n 40 >&2; \
+		  echo "libprintk: the build failed; see $(DEBBUILD)/make-deb.log" >&2; exit 1; }
+	@cd $(DEBBUILD) && cpack -G DEB >>make-deb.log 2>&1 || \
+		{ tail -n 30 make-deb.log >&2; exit 1; }
+	@ls -1 $(DEBBUILD)/*.deb
 
 # The demo's dependencies include LTTng for pkbench's LTTng-UST row.
 demo: DEPS_SET = bench

@@ -1,8 +1,10 @@
 #!/bin/sh
-# deps.sh [install|check|bench|ci] - make sure what a make target needs is
-# there.
+# deps.sh [install|deb|check|bench|ci] - make sure what a make target needs
+# is there.
 #   install  a C compiler, make and cmake: checked as commands, on any
 #            system (librelp.h is optional: without it RELP is left out)
+#   deb      install's, plus dpkg-shlibdeps (dpkg-dev) and file for
+#            make deb: Debian packages
 #   check    the test suite and pkbench (the default): Debian packages
 #   bench    check's, plus gnuplot and LTTng for make demo
 #   ci       check's, plus what .ci/run needs
@@ -30,6 +32,8 @@ fi
 PKGS="cmake make gcc g++ pkgconf libcmocka-dev libspdlog-dev librelp-dev util-linux"
 case $set_ in
 check) ;;
+deb)
+	PKGS="cmake make gcc dpkg-dev file" ;;
 bench)
 	# pkbench's plots (gnuplot) and its LTTng-UST row (make demo).  Under
 	# systemd, Debian's lttng-tools package enables and starts the
@@ -39,10 +43,11 @@ ci)
 	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
 	# its RELP input (test_relp), man with groff for the man_pages and
 	# docs_check tests,
-	# and gnuplot for pkbench's plots.
-	PKGS="$PKGS gnuplot-nox clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp man-db groff-base" ;;
+	# gnuplot for pkbench's plots, and make deb's tools for deb_install.
+	PKGS="$PKGS dpkg-dev file gnuplot-nox clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp"
+	PKGS="$PKGS man-db groff-base" ;;
 *)
-	echo "deps.sh: unknown set '$set_' (install, check, bench or ci)" >&2
+	echo "deps.sh: unknown set '$set_' (install, deb, check, bench or ci)" >&2
 	exit 2 ;;
 esac
 if ! command -v dpkg-query >/dev/null 2>&1; then

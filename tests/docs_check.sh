@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # docs_check.sh PROJECT_DIR DYNDBG_HELPER - check that the docs say what the
-# code does.  The docs are README.md, docs/*.md, docs/man/* and the comments
-# of include/printk/*.h.
+# code does.  The docs are README.md, docs/*.md, the user guide
+# (docs/guide/*.md), docs/man/* and the comments of include/printk/*.h.
 #
 #  1. Every man page renders with `groff -man -Tutf8 -ww -z` (all warnings
 #     on) without a word on stderr.
@@ -22,6 +22,8 @@
 #  4. Every PK_DYNDBG='...' example, as the man pages render it (and as the
 #     Markdown docs write it), is accepted by the library, both in the
 #     environment and by pk_dyndbg_exec() (DYNDBG_HELPER, docs_dyndbg.c).
+#  5. Every relative link of the Markdown docs ([text](path), ![](path))
+#     names a file or directory that exists.
 #
 # Exit status: 0 all good, 1 a check failed, 77 (skip) when groff (the
 # groff-base package) or a C preprocessor is not installed.
@@ -81,9 +83,21 @@ for page in "$mandir"/*.[1-9]; do
 		rm -f "$tmp/text/$base"
 	fi
 done
-for f in "$proj"/README.md "$proj"/docs/*.md; do
-	[ -f "$f" ] && cp "$f" "$tmp/text/${f##*/}"
+# The Markdown docs; the guide's pages keep a guide- prefix, so that a
+# page named as one of docs/ is not overwritten.
+mddocs() {
+	for f in "$proj"/README.md "$proj"/docs/*.md "$proj"/docs/guide/*.md; do
+		[ -f "$f" ] && echo "$f"
+	done
+}
+nguide=0
+for f in $(mddocs); do
+	case $f in
+	"$proj"/docs/guide/*) cp "$f" "$tmp/text/guide-${f##*/}"; nguide=$((nguide + 1)) ;;
+	*) cp "$f" "$tmp/text/${f##*/}" ;;
+	esac
 done
+[ "$nguide" -gt 0 ] || bad "no page in docs/guide/: the user guide is gone"
 for f in "$proj"/include/printk/*.h; do
 	awk '/\/\*/ { c = 1 } c { line = $0; sub(/^[ \t]*\/?\*+\/?[ \t]?/, "", line); print line }
 	     /\*\// { c = 0 }' "$f" >"$tmp/text/${f##*/}"
@@ -95,7 +109,7 @@ done
 # PK_XXX stands for any level.  The man pages' titles (.TH PK_INIT) are
 # not names: the source pages are read without their .TH lines.
 {
-	cat "$proj"/README.md "$proj"/docs/*.md "$tmp"/text/*.h
+	cat $(mddocs) "$tmp"/text/*.h
 	grep -hv '^\.TH ' "$mandir"/*.[1-9]
 } | grep -o 'PK_[A-Z0-9_]*' | grep -v '_$' | grep -vx 'PK_X*' | sort -u >"$tmp/docnames"
 
@@ -133,7 +147,8 @@ fi
 for n in $(cat "$tmp/docnames"); do
 	grep -qxF "$n" "$tmp/defined" && continue
 	grep -qxF "$n" "$tmp/codevars" && continue
-	where=$(cd "$proj" && grep -lw -- "$n" README.md docs/*.md docs/man/* include/printk/*.h |
+	where=$(cd "$proj" && grep -lw -- "$n" README.md docs/*.md docs/guide/*.md docs/man/* \
+		include/printk/*.h 2>/dev/null |
 		tr '\n' ' ')
 	if grep -qxF "$n" "$tmp/testvars"; then
 		case $where in
@@ -325,11 +340,28 @@ else
 	done <"$tmp/dyndbg"
 fi
 
+# ---- 5. links ---------------------------------------------------------------------
+
+# Inline links and images whose target is not a URL or an anchor alone;
+# "path#anchor" is checked for its path.
+nlinks=0
+for f in $(mddocs); do
+	dir=${f%/*}
+	for l in $(grep -o '!\{0,1\}\[[^]]*\]([^) ]*)' "$f" | sed 's/.*](\(.*\))$/\1/'); do
+		case $l in
+		*://* | mailto:* | '#'*) continue ;;
+		esac
+		nlinks=$((nlinks + 1))
+		[ -e "$dir/${l%%#*}" ] || bad "${f#"$proj"/}: link to $l: no such file"
+	done
+done
+[ "$nlinks" -gt 0 ] || bad "found no relative link in the Markdown docs"
+
 if [ "$fail" -ne 0 ]; then
 	echo "docs_check: FAILED ($npages pages)"
 	exit 1
 fi
 echo "docs_check: ok: $npages pages clean; $(wc -l <"$tmp/codevars") variables and" \
 	"$(wc -l <"$tmp/sizes") sizes agree with the code; $(wc -l <"$tmp/dyndbg") PK_DYNDBG" \
-	"examples accepted"
+	"examples accepted; $nlinks links of $(mddocs | wc -l) Markdown files resolve"
 exit 0

@@ -173,7 +173,7 @@ static void strand_child(enum pk_mode mode)
 	TU_CHECK(pk_console_stats_get(con, &cs) == 0 && pk_stats_get(&st) == 0);
 	/*
 	 * Thread mode: the caller only stores, and a printer starved while the
-	 * filtered flood laps the store loses records (README, "Not
+	 * filtered flood laps the store loses records (docs/guide/guarantees.md, "Not
 	 * promised").  That is a counted loss, not a strand, once the console
 	 * has caught up with the store: it then passed every record there is.
 	 */
@@ -752,7 +752,7 @@ static void quiet_child(enum pk_mode mode)
 	 * do.  Thread mode: a printable record waits for its printer thread,
 	 * which must be scheduled before the flood laps the store: the
 	 * default 1 MiB store gives it that time; 16 KiB does not on 2 busy
-	 * cores (records are then lost and counted, see README "Guarantees").
+	 * cores (records are then lost and counted: docs/guide/guarantees.md).
 	 * ThreadSanitizer slows every printer as much: the larger store there.
 	 */
 	init_mode(mode, mode == PK_MODE_THREAD || tu_sanitized_thread() ? 1 << 20 : 16 << 10);

@@ -84,7 +84,7 @@ static int child_levels(void)
 	return 0;
 }
 
-/* struct pk_config c = { 0 }; pk_init(&c); as README allows. */
+/* struct pk_config c = { 0 }; pk_init(&c); as docs/building.md "ABI" allows. */
 static int child_zero(void)
 {
 	struct pk_config c = { 0 };

@@ -18,7 +18,7 @@
  * package (pk__unpack(), what a console or pkmsg prints) gives the same.
  *
  * Only the safe subset: no %n, no %s or %p through a pointer that is not
- * the input's, no %m, %lc or %ls (README: where the formatter differs
+ * the input's, no %m, %lc or %ls (docs/guide/records.md: where the formatter differs
  * from glibc on purpose: positional arguments all or nothing, %lc/%ls
  * always UTF-8, %m), no positional arguments.
  */

@@ -160,12 +160,12 @@ struct pk_config {
 	int facility;			/* syslog facility stored with records;
 					   0: 1 (user), PK_CFG_ZERO: 0 (kern) */
 	const char *consoles;		/* PK_CONSOLE syntax; NULL: "stderr" */
-	uint64_t reserved[8];		/* zero: later fields (see README "ABI") */
+	uint64_t reserved[8];		/* zero: later fields (docs/building.md "ABI") */
 };
 
 /* A 1 MiB data ring: the store PK_BUFFER_SIZE=1m gives (data + data/4 + 512). */
 #define PK_BUFFER_SIZE_DEFAULT	((1u << 20) + (1u << 18) + 512u)
-#define PK_PRINT_BUDGET_DEFAULT_US 20000u	/* handoff: 20 ms, see README "Guarantees" */
+#define PK_PRINT_BUDGET_DEFAULT_US 20000u	/* handoff: 20 ms, docs/guide/flush-modes.md */
 /* In a struct pk_config field where 0 means the default: the value 0 itself. */
 #define PK_CFG_ZERO		(-1)
 /* print_budget_us: no bound (PK_BUDGET_US=0), as Linux 4.16. */

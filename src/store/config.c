@@ -125,7 +125,8 @@ void pk_config_init(struct pk_config *cfg)
 	/*
 	 * Handoff: a caller prints at most this long when no other caller
 	 * comes to take over, then the rescue thread goes on (the last caller
-	 * of a burst would otherwise print the whole backlog).  See README.
+	 * of a burst would otherwise print the whole backlog).  See
+	 * docs/guide/flush-modes.md.
 	 */
 	cfg->print_budget_us = PK_PRINT_BUDGET_DEFAULT_US;
 
