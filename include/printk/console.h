@@ -558,7 +558,8 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
 /**
  * pk_console_register_spec() - register consoles from PK_CONSOLE syntax.
  * @spec: a comma-separated list of entries, stderr, stdout, fd:N,
- *        file:PATH, syslog, syslog:SOCKET, net:HOST:PORT (net:[::1]:6666
+ *        file:PATH, syslog, syslog:SOCKET, journal, journal:SOCKET,
+ *        net:HOST:PORT (net:[::1]:6666
  *        for IPv6), each optionally followed by @LEVEL (a digit as
  *        console_loglevel, or a level name meaning that level and worse)
  *        and/or %BYTES_PER_SEC (throttle), then by its options
