@@ -359,17 +359,17 @@ static void test_fields(void **state)
 	snprintf(want, sizeof(want), "%d", (int)gettid());
 	assert_string_equal(jstr(e, "TID"), want);
 	snprintf(want, sizeof(want), "%llu", (unsigned long long)seq_of(msg));
-	assert_string_equal(jstr(e, "PK_SEQ"), want);
+	assert_string_equal(jstr(e, "PRINTK_SEQ"), want);
 	assert_string_equal(jstr(e, "REQUEST_ID"), "42");
 	assert_string_equal(jstr(e, "USER_NAME"), "bob");
 	assert_string_equal(jstr(e, "_TRANSPORT"), "journal");
 	/* No module, no call site known: not said. */
-	assert_string_equal(jstr(e, "PK_MODULE"), "");
+	assert_string_equal(jstr(e, "PRINTK_MODULE"), "");
 	assert_string_equal(jstr(e, "CODE_FILE"), "");
-	assert_string_equal(jstr(e, "PK_FIELDS_SKIPPED"), "");
+	assert_string_equal(jstr(e, "PRINTK_FIELDS_SKIPPED"), "");
 	e = entry_with(all, "module test");
 	assert_non_null(e);
-	assert_string_equal(jstr(e, "PK_MODULE"), "jtest_mod");
+	assert_string_equal(jstr(e, "PRINTK_MODULE"), "jtest_mod");
 	assert_string_equal(jstr(e, "PRIORITY"), "6");
 	pk_module_unregister(&jmod);
 	free(all);
@@ -493,8 +493,8 @@ static void test_field_keys(void **state)
 	assert_string_equal(jstr(e, "OK_KEY"), "k");
 	assert_string_equal(jstr(e, "PRIORITY"), "5");
 	assert_string_equal(jstr(e, "SYSLOG_FACILITY"), "3");
-	assert_string_equal(jstr(e, "PK_SEQ"), "77");
-	assert_string_equal(jstr(e, "PK_FIELDS_SKIPPED"), "3");
+	assert_string_equal(jstr(e, "PRINTK_SEQ"), "77");
+	assert_string_equal(jstr(e, "PRINTK_FIELDS_SKIPPED"), "3");
 	assert_string_equal(jstr(e, "_HIDDEN"), "");
 	e = entry_with(all, "plain\ntext");
 	assert_non_null(e);
@@ -593,8 +593,8 @@ static void burst(bool paced, unsigned *got, unsigned long long *dropped,
 			assert_true(v > last);	/* in order, once */
 			last = v;
 			(*got)++;
-		} else if (*jstr(p, "PK_DROPPED")) {
-			*dropped += strtoull(jstr(p, "PK_DROPPED"), NULL, 10);
+		} else if (*jstr(p, "PRINTK_DROPPED")) {
+			*dropped += strtoull(jstr(p, "PRINTK_DROPPED"), NULL, 10);
 		}
 	}
 	assert_non_null(entry_with(all, "burst end"));

@@ -455,7 +455,7 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
  * pk_console_journal_make() - a driver that sends each record to
  * systemd-journald in its native protocol, as one journal entry:
  * MESSAGE, PRIORITY, SYSLOG_FACILITY, SYSLOG_IDENTIFIER, SYSLOG_PID, TID,
- * PK_SEQ (the record's sequence number), PK_MODULE (its module, if any),
+ * PRINTK_SEQ (the record's sequence number), PRINTK_MODULE (its module, if any),
  * CODE_FILE, CODE_LINE and CODE_FUNC (when the record knows its call
  * site), and the record's fields (pk_printk_fields()) under their keys.
  * @socket_path: journald's datagram socket; NULL:
@@ -471,12 +471,12 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
  * journald would refuse (a store file may hold any) is raised to upper
  * case, other bytes as '_'; one still not valid, or naming a field the
  * entry sets itself, is left out, and the entry says how many in
- * PK_FIELDS_SKIPPED.  An entry larger than the socket takes as a datagram
+ * PRINTK_FIELDS_SKIPPED.  An entry larger than the socket takes as a datagram
  * goes through a sealed memfd, as sd-journal sends it.  write() and
  * write_atomic() are the same async-signal-safe, non-blocking send (never
  * SIGPIPE): an entry journald has no room for is dropped at once, counted
  * as a write error, and the next entry sent is preceded by one saying
- * "** N printk messages dropped **" with PK_DROPPED=N.  Reconnects once
+ * "** N printk messages dropped **" with PRINTK_DROPPED=N.  Reconnects once
  * per entry if journald restarted.  The socket is connected here, so
  * journald must be listening.
  * Context: any thread, not from a signal handler (allocates).

@@ -21,7 +21,7 @@
  * (journald behind, or the kernel's net.unix.max_dgram_qlen reached) or
  * any other failure drops the entry; every entry not sent is counted (the
  * console counts a write error), and the next one sent is preceded by an
- * entry "** N printk messages dropped **" with PK_DROPPED=N.  A journald
+ * entry "** N printk messages dropped **" with PRINTK_DROPPED=N.  A journald
  * that restarted has a new socket: as the syslog console does, the driver
  * connects once more and sends again, once per entry.
  */
@@ -179,8 +179,8 @@ static int send_notice(struct journal_ctx *s)
 
 	memcpy(p, "PRIORITY=4\nMESSAGE=** ", 22);
 	p = put_u64(p + 22, s->missed);
-	memcpy(p, " printk messages dropped **\nPK_DROPPED=", 39);
-	p = put_u64(p + 39, s->missed);
+	memcpy(p, " printk messages dropped **\nPRINTK_DROPPED=", 43);
+	p = put_u64(p + 43, s->missed);
 	*p++ = '\n';
 	iov[0] = (struct iovec){ s->ident, s->ident_len };
 	iov[1] = (struct iovec){ note, (size_t)(p - note) };
@@ -193,12 +193,12 @@ static int send_notice(struct journal_ctx *s)
 /* The console's own drop notice (format.c) stands for its N records. */
 static uint64_t notice_count(const char *buf, size_t len)
 {
-	const char *k = memmem(buf, len, "\nPK_DROPPED=", 12);
+	const char *k = memmem(buf, len, "\nPRINTK_DROPPED=", 16);
 	uint64_t n = 0;
 
 	if (!k)
 		return 0;
-	for (k += 12; k < buf + len && *k >= '0' && *k <= '9'; k++)
+	for (k += 16; k < buf + len && *k >= '0' && *k <= '9'; k++)
 		n = n * 10 + (uint64_t)(*k - '0');
 	return n;
 }

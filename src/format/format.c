@@ -488,7 +488,7 @@ static bool j_reserved(const char *k, size_t n)
 	};
 	size_t i;
 
-	if (n >= 3 && !memcmp(k, "PK_", 3))
+	if (n >= 7 && !memcmp(k, "PRINTK_", 7))
 		return true;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strlen(names[i]) == n && !memcmp(k, names[i], n))
@@ -554,9 +554,9 @@ static void put_journal(struct out *o, const struct pk_record *rec)
 	j_field(&j, "MESSAGE", 7, rec->text, rec->len);
 	j_num(&j, "SYSLOG_PID", rec->pid);
 	j_num(&j, "TID", rec->tid);
-	j_num(&j, "PK_SEQ", rec->seq);
+	j_num(&j, "PRINTK_SEQ", rec->seq);
 	if (rec->module)
-		j_field(&j, "PK_MODULE", 9, rec->module, strlen(rec->module));
+		j_field(&j, "PRINTK_MODULE", 13, rec->module, strlen(rec->module));
 	if (j_code_loc(rec, &file, &line, &func)) {
 		if (file)
 			j_field(&j, "CODE_FILE", 9, file, strlen(file));
@@ -566,9 +566,9 @@ static void put_journal(struct out *o, const struct pk_record *rec)
 			j_field(&j, "CODE_FUNC", 9, func, strlen(func));
 	}
 	if (rec->flags & PK_REC_CONT)
-		j_num(&j, "PK_CONT", 1);
+		j_num(&j, "PRINTK_CONT", 1);
 	if (rec->flags & PK_REC_TRUNC)
-		j_num(&j, "PK_TRUNCATED", 1);
+		j_num(&j, "PRINTK_TRUNCATED", 1);
 	for (i = 0; rec->fields && i < rec->nfields; i++) {
 		klen = rec->fields[i].key && rec->fields[i].value ?
 		       j_key(rec->fields[i].key, key) : 0;
@@ -579,9 +579,9 @@ static void put_journal(struct out *o, const struct pk_record *rec)
 		j_field(&j, key, klen, rec->fields[i].value, strlen(rec->fields[i].value));
 	}
 	if (rec->flags & PK_REC_FIELDS_DROPPED)
-		j_num(&j, "PK_FIELDS_DROPPED", 1);
+		j_num(&j, "PRINTK_FIELDS_DROPPED", 1);
 	if (skipped)
-		j_num(&j, "PK_FIELDS_SKIPPED", skipped);
+		j_num(&j, "PRINTK_FIELDS_SKIPPED", skipped);
 }
 
 size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
@@ -681,7 +681,7 @@ size_t pk__format_dropped(char *buf, size_t size, uint64_t n, unsigned fmt)
 
 	if (PK_FMT_KIND(fmt) == PK_FMT_JOURNAL)
 		len = pk__stbsp_snprintf(buf, (int)size, "PRIORITY=4\nMESSAGE=** %llu printk "
-					 "messages dropped **\nPK_DROPPED=%llu\n",
+					 "messages dropped **\nPRINTK_DROPPED=%llu\n",
 					 (unsigned long long)n, (unsigned long long)n);
 	else if (PK_FMT_KIND(fmt) == PK_FMT_JSON)
 		len = pk__stbsp_snprintf(buf, (int)size, "{\"dropped\":%llu}\n", (unsigned long long)n);
