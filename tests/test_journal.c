@@ -296,6 +296,22 @@ static const char *entry_with(const char *all, const char *msg)
 	return NULL;
 }
 
+/* The entries of @ident once one says @msg (10 s at most). */
+static char *journal_entries_until(const char *ident, const char *msg)
+{
+	char *out = NULL;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		free(out);
+		out = jctl(ident);
+		if (entry_with(out, msg))
+			break;
+		usleep(100000);
+	}
+	return out;
+}
+
 static struct pk_console *journal_console(const char *ident)
 {
 	struct pk_console_driver drv;
@@ -582,7 +598,7 @@ static void burst(bool paced, unsigned *got, unsigned long long *dropped,
 	usleep(200000);
 	pk_info("burst end\n");	/* carries a pending drop notice */
 	assert_int_equal(pk_flush(5000), 0);
-	all = journal_entries(ident, BURST + 1);
+	all = journal_entries_until(ident, "burst end");
 	*got = 0;
 	*dropped = 0;
 	for (p = all; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
@@ -629,6 +645,86 @@ static void test_burst_flood(void **state)
 	print_message("flood: %u of %u in the journal, %llu reported dropped, %llu write errors\n",
 		      got, BURST, dropped, errors);
 	assert_int_equal(got + dropped, BURST);
+}
+
+static int bind_dgram(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	unlink(path);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void write_entry(struct pk_console_driver *drv, const char *e, long want)
+{
+	assert_int_equal(drv->ops->write(drv->ctx, e, strlen(e)), want);
+}
+
+static void recv_entry(int fd, const char *want)
+{
+	char buf[512];
+	ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, want);
+}
+
+/*
+ * No journald needed: a socket of the test's own at the path given.  A
+ * restarted journal (a new socket at the path) is reconnected to; a full
+ * socket drops at once, counted, and the next entry sent is preceded by
+ * the count.  Bad arguments are refused.
+ */
+static void test_reconnect_drops(void **state)
+{
+	static const char one[] = "PRIORITY=6\nMESSAGE=one\n";
+	struct pk_console_driver drv;
+	char *path = tu_tmp_path("jsock"), longp[200];
+	int srv, i, lost = 0;
+	long ret;
+
+	(void)state;
+	assert_int_equal(pk_console_journal_make(path, "recon", &drv), -ENOENT);
+	memset(longp, 'x', sizeof(longp) - 1);
+	longp[sizeof(longp) - 1] = '\0';
+	assert_int_equal(pk_console_journal_make(longp, NULL, &drv), -EINVAL);
+	assert_int_equal(pk_console_journal_make("", NULL, &drv), -EINVAL);
+	assert_int_equal(pk_console_journal_make(path, NULL, NULL), -EINVAL);
+	srv = bind_dgram(path);
+	assert_int_equal(pk_console_journal_make(path, "recon", &drv), 0);
+	write_entry(&drv, one, (long)strlen(one));
+	recv_entry(srv, "SYSLOG_IDENTIFIER=recon\nPRIORITY=6\nMESSAGE=one\n");
+	/* journald restarted: its socket is a new one. */
+	close(srv);
+	srv = bind_dgram(path);
+	write_entry(&drv, one, (long)strlen(one));
+	recv_entry(srv, "SYSLOG_IDENTIFIER=recon\nPRIORITY=6\nMESSAGE=one\n");
+	/* Nobody reads: the queue fills, and entries are dropped at once. */
+	for (i = 0; i < 100000; i++) {
+		ret = drv.ops->write_atomic(drv.ctx, one, strlen(one));
+		if (ret < 0) {
+			assert_int_equal(ret, -ENOBUFS);
+			lost++;
+			if (lost == 5)
+				break;
+		}
+	}
+	assert_int_equal(lost, 5);
+	while (recv(srv, longp, sizeof(longp), MSG_DONTWAIT) > 0)
+		;
+	write_entry(&drv, "PRIORITY=3\nMESSAGE=after\n", 25);
+	recv_entry(srv, "SYSLOG_IDENTIFIER=recon\nPRIORITY=4\nMESSAGE=** 5 printk messages "
+		   "dropped **\nPRINTK_DROPPED=5\n");
+	recv_entry(srv, "SYSLOG_IDENTIFIER=recon\nPRIORITY=3\nMESSAGE=after\n");
+	drv.ops->release(drv.ctx);
+	close(srv);
+	unlink(path);
+	free(path);
 }
 
 /* The crash handler prints through write_atomic(), in a signal handler. */
@@ -683,6 +779,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_burst_paced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_burst_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reconnect_drops, setup, teardown),
 	};
 	int ret = TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 
