@@ -37,6 +37,7 @@
 #define JOURNALCTL	"/usr/bin/journalctl"
 #define BURST		10000
 #define QLEN		"/proc/sys/net/unix/max_dgram_qlen"
+#define DROPIN		"/run/systemd/journald.conf.d/50-libprintk-test.conf"
 
 static pid_t journald_pid;	/* the journald this test started, or 0 */
 static const char *why_not;	/* why journald cannot run here */
@@ -99,7 +100,7 @@ static bool journal_up(void)
 		free(err);
 	}
 	/* 10,000 records in a burst: no rate limit, and memory only. */
-	write_file("/run/systemd/journald.conf.d/50-libprintk-test.conf",
+	write_file(DROPIN,
 		   "[Journal]\nStorage=volatile\nRateLimitIntervalSec=0\nRateLimitBurst=0\n");
 	/*
 	 * Its socket takes as many queued datagrams as net.unix.max_dgram_qlen
@@ -786,6 +787,7 @@ int main(int argc, char **argv)
 	if (journald_pid > 0) {
 		kill(journald_pid, SIGTERM);
 		waitpid(journald_pid, NULL, 0);
+		unlink(DROPIN);
 	}
 	return ret;
 }
