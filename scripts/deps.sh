@@ -41,11 +41,12 @@ bench)
 	PKGS="$PKGS gnuplot-nox lttng-tools liblttng-ust-dev" ;;
 ci)
 	# Sanitizer runtimes, libFuzzer, the model checker, a syslog daemon with
-	# its RELP input (test_relp), man with groff for the man_pages and
+	# its RELP input (test_relp), systemd-journald and journalctl
+	# (test_journal), man with groff for the man_pages and
 	# docs_check tests,
 	# gnuplot for pkbench's plots, and make deb's tools for deb_install.
 	PKGS="$PKGS dpkg-dev file gnuplot-nox clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp"
-	PKGS="$PKGS man-db groff-base" ;;
+	PKGS="$PKGS systemd man-db groff-base" ;;
 *)
 	echo "deps.sh: unknown set '$set_' (install, deb, check, bench or ci)" >&2
 	exit 2 ;;

@@ -70,6 +70,12 @@ struct pk_console;
  *                  C1 controls as \u00NN, bytes not UTF-8 as \ufffd.
  *   raw            nothing is escaped: the text exactly as stored, for a
  *                  consumer that wants the bytes (never for a terminal).
+ *   journal        journald's native protocol (pk_console_journal_make()):
+ *                  one entry of KEY=VALUE lines; a value holding a newline
+ *                  or another control byte in the protocol's binary form
+ *                  (KEY, newline, 64-bit little-endian length, the bytes).
+ *                  Not escaped: journald stores the bytes and its readers
+ *                  escape them.  For the journal console only.
  */
 enum pk_format {
 	PK_FMT_HUMAN,	/* "[    1.234567] text" */
@@ -77,6 +83,7 @@ enum pk_format {
 	PK_FMT_SYSLOG,	/* "<6>[    1.234567] text" as dmesg -F reads */
 	PK_FMT_JSON,	/* one JSON object per line */
 	PK_FMT_RAW,	/* the text alone, unescaped */
+	PK_FMT_JOURNAL,	/* journald's native protocol: "PRIORITY=6\nMESSAGE=text\n..." */
 };
 #define PK_FMT_F_TID	0x100u	/* human: add "[T1234] " after the time */
 /*
@@ -445,6 +452,42 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
 			   struct pk_console_driver *out);
 
 /**
+ * pk_console_journal_make() - a driver that sends each record to
+ * systemd-journald in its native protocol, as one journal entry:
+ * MESSAGE, PRIORITY, SYSLOG_FACILITY, SYSLOG_IDENTIFIER, SYSLOG_PID, TID,
+ * PRINTK_SEQ (the record's sequence number), PRINTK_MODULE (its module, if any),
+ * CODE_FILE, CODE_LINE and CODE_FUNC (when the record knows its call
+ * site), and the record's fields (pk_printk_fields()) under their keys.
+ * @socket_path: journald's datagram socket; NULL:
+ *               /run/systemd/journal/socket.
+ * @ident:       SYSLOG_IDENTIFIER; NULL: the program's name.  Cut at 63
+ *               bytes, control bytes as '_'.
+ * @out:         filled with the driver (format PK_FMT_JOURNAL; do not
+ *               change it: a write in another format is sent as the
+ *               MESSAGE of an entry at PRIORITY=4).
+ *
+ * A value with a newline or another control byte goes in the protocol's
+ * binary form, so a multi-line message stays one entry.  A field key
+ * journald would refuse (a store file may hold any) is raised to upper
+ * case, other bytes as '_'; one still not valid, or naming a field the
+ * entry sets itself, is left out, and the entry says how many in
+ * PRINTK_FIELDS_SKIPPED.  An entry larger than the socket takes as a datagram
+ * goes through a sealed memfd, as sd-journal sends it.  write() and
+ * write_atomic() are the same async-signal-safe, non-blocking send (never
+ * SIGPIPE): an entry journald has no room for is dropped at once, counted
+ * as a write error, and the next entry sent is preceded by one saying
+ * "** N printk messages dropped **" with PRINTK_DROPPED=N.  Reconnects once
+ * per entry if journald restarted.  The socket is connected here, so
+ * journald must be listening.
+ * Context: any thread, not from a signal handler (allocates).
+ * Return: 0 with @out filled; -EINVAL for a NULL @out or an empty socket
+ * path or one of 108 bytes or more; -ENOMEM; the error of socket(2) or
+ * connect(2) (-ENOENT, -ECONNREFUSED: no journald listening; -EACCES).
+ */
+int pk_console_journal_make(const char *socket_path, const char *ident,
+			    struct pk_console_driver *out);
+
+/**
  * pk_console_net_make() - a driver that sends each console write as one
  * UDP datagram to @host:@port, as Linux's netconsole.
  * @host: a numeric IPv4 or IPv6 address, or a name (getaddrinfo(), the
@@ -515,7 +558,8 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
 /**
  * pk_console_register_spec() - register consoles from PK_CONSOLE syntax.
  * @spec: a comma-separated list of entries, stderr, stdout, fd:N,
- *        file:PATH, syslog, syslog:SOCKET, net:HOST:PORT (net:[::1]:6666
+ *        file:PATH, syslog, syslog:SOCKET, journal, journal:SOCKET,
+ *        net:HOST:PORT (net:[::1]:6666
  *        for IPv6), each optionally followed by @LEVEL (a digit as
  *        console_loglevel, or a level name meaning that level and worse)
  *        and/or %BYTES_PER_SEC (throttle), then by its options

@@ -211,7 +211,8 @@ struct pk_config {
  *   item   = entry ["@" LEVEL] ["%" RATE]   a console
  *          | KEY "=" VALUE                  an option of the console before
  *   entry  = "stderr" | "stdout" | "fd:" N | "file:" PATH | "syslog"
- *          | "syslog:" SOCKET | "net:" HOST ":" PORT | "net:[" IPV6 "]:" PORT
+ *          | "syslog:" SOCKET | "journal" | "journal:" SOCKET
+ *          | "net:" HOST ":" PORT | "net:[" IPV6 "]:" PORT
  *          | "syslog+udp://" HOST [":" PORT] | "syslog+tcp://" HOST [":" PORT]
  *          | "syslog+relp://" HOST [":" PORT] | "syslog+unix://" PATH
  *                                       RFC 5424 (HOST may be "[" IPV6 "]")
@@ -238,7 +239,8 @@ struct pk_config {
  *   rotate=SIZE:COUNT file: rotate at SIZE bytes (k/m/g), keep COUNT
  *   facility=NAME     syslog+*: user, daemon, local0-7 ... or 0-23 (kern
  *                     or 0: each record's own facility)
- *   app=NAME          syslog+*: the APP-NAME (default: the program's name)
+ *   app=NAME          syslog+*: the APP-NAME; journal: SYSLOG_IDENTIFIER
+ *                     (default: the program's name).  journal takes no fmt=
  * (on/off may also be 1/0 or yes/no.)  Quoting: in an entry or a value,
  * "..." is taken as it is, and a backslash outside quotes takes the next
  * character as it is; so a path may hold any byte but NUL:

@@ -7,7 +7,7 @@
  * included, is documented with pk_config_init() in printk/printk.h.
  *
  *   stderr | stdout | fd:N | file:PATH | syslog | syslog:SOCKET |
- *   net:HOST:PORT | net:[IPV6]:PORT |
+ *   journal | journal:SOCKET | net:HOST:PORT | net:[IPV6]:PORT |
  *   syslog+udp://HOST[:PORT] | syslog+tcp://HOST[:PORT] | syslog+relp://HOST[:PORT]
  *   | syslog+unix://PATH | netconsole://HOST[:PORT] | netconsole+ext://HOST[:PORT]
  *
@@ -194,6 +194,7 @@ struct spec_con {
 	struct pk_file_opts fo;
 	bool is_5424;		/* syslog+udp://, +tcp://, +relp://, +unix:// */
 	struct pk_rfc5424_opts so;
+	bool is_journal;	/* journal, journal:SOCKET */
 	char app[64];
 	char why[320];		/* what was wrong, when something was */
 };
@@ -335,6 +336,9 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 	char tmp[64];
 
 #define KEY(k) (klen == sizeof(k) - 1 && !memcmp(key, k, klen))
+	if (KEY("fmt") && sc->is_journal)
+		return refuse(sc, "option \"fmt\" is not for journal consoles (they speak "
+			      "journald's protocol)");
 	if (KEY("fmt")) {
 		for (i = 0; i < PK__ARRAY_SIZE(fmts); i++)
 			if (!strcmp(v, fmts[i]))
@@ -396,7 +400,7 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 				      "local0-local7 or 0-23)", VAL(v));
 		return 0;
 	}
-	if (KEY("app") && sc->is_5424) {
+	if (KEY("app") && (sc->is_5424 || sc->is_journal)) {
 		if (!*v || strlen(v) >= sizeof(sc->app))
 			return refuse(sc, "bad app (expected 1-%zu bytes)", sizeof(sc->app) - 1);
 		strcpy(sc->app, v);
@@ -418,12 +422,16 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 	}
 	if (KEY("mode") || KEY("rotate"))
 		return refuse(sc, "option \"%.*s\" is for file: consoles only", (int)klen, key);
-	if (KEY("facility") || KEY("app"))
+	if (KEY("facility"))
 		return refuse(sc, "option \"%.*s\" is for syslog+*:// consoles only", (int)klen,
 			      key);
+	if (KEY("app"))
+		return refuse(sc, "option \"%.*s\" is for syslog+*:// and journal consoles only",
+			      (int)klen, key);
 #undef KEY
 	return refuse(sc, "unknown option \"%.*s\" (expected fmt, tid, level, time, loglevel, "
-		      "rate, name; mode, rotate for file:; facility, app for syslog+*://)",
+		      "rate, name; mode, rotate for file:; facility, app for syslog+*://; app for "
+		      "journal)",
 		      (int)(klen > 64 ? 64 : klen), key);
 }
 
@@ -449,10 +457,13 @@ static int refuse_entry(struct spec_con *sc)
 		return refuse(sc, "bad \"%.*s\" (expected syslog+udp://, syslog+tcp:// or "
 			      "syslog+relp://HOST[:PORT], PORT 1-65535, or syslog+unix://PATH)",
 			      VAL(n));
+	if (!strcmp(n, "journal:"))
+		return refuse(sc, "no socket (expected journal or journal:SOCKET)");
 	/* The message quotes the entry already. */
 	return refuse(sc, "not a console (expected stderr, stdout, fd:N, file:PATH, syslog, "
-		      "syslog:SOCKET, net:HOST:PORT, syslog+udp|tcp|relp://HOST[:PORT], "
-		      "syslog+unix://PATH or netconsole[+ext]://HOST[:PORT])");
+		      "syslog:SOCKET, journal, journal:SOCKET, net:HOST:PORT, "
+		      "syslog+udp|tcp|relp://HOST[:PORT], syslog+unix://PATH or "
+		      "netconsole[+ext]://HOST[:PORT])");
 }
 
 /*
@@ -490,6 +501,9 @@ static int make_entry(struct spec_con *sc, struct pk_console_driver *drv)
 		return drv ? pk_console_syslog_make(tmp + 7, NULL, drv) : 0;
 	if (sc->is_5424)
 		return syslog5424_entry(sc, drv);
+	if (sc->is_journal)
+		return drv ? pk_console_journal_make(tmp[7] ? tmp + 8 : NULL,
+						     sc->app[0] ? sc->app : NULL, drv) : 0;
 	if (!strncmp(tmp, "netconsole://", 13) || !strncmp(tmp, "netconsole+ext://", 17))
 		return netconsole_entry(tmp, drv);
 	if (!strncmp(tmp, "net:", 4) && strlen(tmp) < 512) {
@@ -535,6 +549,8 @@ static int parse_entry(struct item *it, struct spec_con *sc)
 		       !strncmp(sc->name, "syslog+tcp://", 13) ||
 		       !strncmp(sc->name, "syslog+unix://", 14)) && sc->name[13];
 	sc->is_5424 |= !strncmp(sc->name, "syslog+relp://", 14) && sc->name[14];
+	sc->is_journal = !strcmp(sc->name, "journal") ||
+			 (!strncmp(sc->name, "journal:", 8) && sc->name[8]);
 	return 0;
 }
 

@@ -418,6 +418,172 @@ static void put_json_string(struct out *o, const char *s, size_t n)
 	putc_(o, '"');
 }
 
+/*
+ * journald's native protocol (PK_FMT_JOURNAL), for the journal console
+ * (console/journal.c, which adds SYSLOG_IDENTIFIER and sends the entry).
+ * An entry is a run of fields, each "KEY=VALUE\n", or, for a value that
+ * holds a newline or another control byte, "KEY\n", the value's length as
+ * 64 bits little-endian, the bytes, "\n".  A field that does not fit the
+ * buffer whole is left out, and so is every one after it: a cut binary
+ * field would make journald misread the rest.  Written by hand, as the
+ * rest of this file, because the crash path renders records too.
+ */
+struct jout {
+	struct out *o;
+	bool full;	/* a field did not fit: nothing more is written */
+};
+
+/* Does @v need the binary form?  Any byte below 0x20 but TAB, and DEL. */
+static bool j_binary(const char *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+			return true;
+	return false;
+}
+
+static void j_field(struct jout *j, const char *key, size_t klen, const char *v, size_t n)
+{
+	bool bin = j_binary(v, n);
+	unsigned char le[8];
+	uint64_t len = n;
+	int i;
+
+	if (j->full || klen + n + (bin ? 10 : 2) > j->o->left) {
+		j->full = true;
+		return;
+	}
+	put(j->o, key, klen);
+	if (bin) {
+		putc_(j->o, '\n');
+		for (i = 0; i < 8; i++, len >>= 8)
+			le[i] = (unsigned char)(len & 0xff);
+		put(j->o, (const char *)le, 8);
+	} else {
+		putc_(j->o, '=');
+	}
+	put(j->o, v, n);
+	putc_(j->o, '\n');
+}
+
+static void j_num(struct jout *j, const char *key, unsigned long long v)
+{
+	char num[24];
+	int n = pk__stbsp_snprintf(num, (int)sizeof(num), "%llu", v);
+
+	j_field(j, key, strlen(key), num, n > 0 ? (size_t)n : 0);
+}
+
+/*
+ * The fields the entry sets itself: a record's field of the same name is
+ * left out (and counted), so that none can stand in for them.
+ */
+static bool j_reserved(const char *k, size_t n)
+{
+	static const char *const names[] = {
+		"MESSAGE", "PRIORITY", "SYSLOG_FACILITY", "SYSLOG_IDENTIFIER", "SYSLOG_PID",
+		"TID", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
+	};
+	size_t i;
+
+	if (n >= 7 && !memcmp(k, "PRINTK_", 7))
+		return true;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && !memcmp(k, names[i], n))
+			return true;
+	return false;
+}
+
+/*
+ * A record's field key as journald takes it: 1-64 of [A-Z0-9_], not
+ * starting with '_' or a digit.  Lower-case letters are raised and other
+ * printable ASCII bytes become '_' (a store file may hold any key); a key
+ * that is still not valid, holds a byte outside printable ASCII or names
+ * a field the entry sets itself is refused.  Return: its length in
+ * @out, or 0 to leave the field out.
+ */
+static size_t j_key(const char *key, char out[PK_FIELD_KEY_MAX])
+{
+	size_t i, n = strlen(key);
+
+	if (!n || n > PK_FIELD_KEY_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c >= 'a' && c <= 'z')
+			c = (unsigned char)(c - 'a' + 'A');
+		else if (c <= 0x20 || c >= 0x7f)
+			return 0;
+		else if (!(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9'))
+			c = '_';
+		out[i] = (char)c;
+	}
+	if (!(out[0] >= 'A' && out[0] <= 'Z') || j_reserved(out, n))
+		return 0;
+	return n;
+}
+
+/*
+ * Where the record was logged from, if it says: CODE_FILE, CODE_LINE,
+ * CODE_FUNC.  Return: false when the call site is not known.
+ */
+static bool j_code_loc(const struct pk_record *rec, const char **file, unsigned *line,
+		       const char **func)
+{
+	/* Records carry no source location yet: unknown for every record. */
+	(void)rec;
+	*file = *func = NULL;
+	*line = 0;
+	return false;
+}
+
+static void put_journal(struct out *o, const struct pk_record *rec)
+{
+	struct jout j = { o, false };
+	const char *file, *func;
+	char key[PK_FIELD_KEY_MAX];
+	unsigned line, skipped = 0;
+	size_t i, klen;
+
+	/* PRIORITY= first: the console tells an entry by it (journal.c). */
+	j_num(&j, "PRIORITY", (unsigned)rec->level & 7);
+	j_num(&j, "SYSLOG_FACILITY", (unsigned)rec->facility);
+	j_field(&j, "MESSAGE", 7, rec->text, rec->len);
+	j_num(&j, "SYSLOG_PID", rec->pid);
+	j_num(&j, "TID", rec->tid);
+	j_num(&j, "PRINTK_SEQ", rec->seq);
+	if (rec->module)
+		j_field(&j, "PRINTK_MODULE", 13, rec->module, strlen(rec->module));
+	if (j_code_loc(rec, &file, &line, &func)) {
+		if (file)
+			j_field(&j, "CODE_FILE", 9, file, strlen(file));
+		if (line)
+			j_num(&j, "CODE_LINE", line);
+		if (func)
+			j_field(&j, "CODE_FUNC", 9, func, strlen(func));
+	}
+	if (rec->flags & PK_REC_CONT)
+		j_num(&j, "PRINTK_CONT", 1);
+	if (rec->flags & PK_REC_TRUNC)
+		j_num(&j, "PRINTK_TRUNCATED", 1);
+	for (i = 0; rec->fields && i < rec->nfields; i++) {
+		klen = rec->fields[i].key && rec->fields[i].value ?
+		       j_key(rec->fields[i].key, key) : 0;
+		if (!klen) {
+			skipped++;
+			continue;
+		}
+		j_field(&j, key, klen, rec->fields[i].value, strlen(rec->fields[i].value));
+	}
+	if (rec->flags & PK_REC_FIELDS_DROPPED)
+		j_num(&j, "PRINTK_FIELDS_DROPPED", 1);
+	if (skipped)
+		j_num(&j, "PRINTK_FIELDS_SKIPPED", skipped);
+}
+
 size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 			 const struct pk_format_opts *fo)
 {
@@ -494,6 +660,9 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		put(&o, rec->text, rec->len);
 		putc_(&o, '\n');
 		break;
+	case PK_FMT_JOURNAL:
+		put_journal(&o, rec);
+		break;
 	case PK_FMT_HUMAN:
 	default:
 		put_lines(&o, rec, fo, false);
@@ -510,7 +679,11 @@ size_t pk__format_dropped(char *buf, size_t size, uint64_t n, unsigned fmt)
 {
 	int len;
 
-	if (PK_FMT_KIND(fmt) == PK_FMT_JSON)
+	if (PK_FMT_KIND(fmt) == PK_FMT_JOURNAL)
+		len = pk__stbsp_snprintf(buf, (int)size, "PRIORITY=4\nMESSAGE=** %llu printk "
+					 "messages dropped **\nPRINTK_DROPPED=%llu\n",
+					 (unsigned long long)n, (unsigned long long)n);
+	else if (PK_FMT_KIND(fmt) == PK_FMT_JSON)
 		len = pk__stbsp_snprintf(buf, (int)size, "{\"dropped\":%llu}\n", (unsigned long long)n);
 	else
 		len = pk__stbsp_snprintf(buf, (int)size, "** %llu printk messages dropped **\n",

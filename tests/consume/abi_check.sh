@@ -14,7 +14,7 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 n=$(echo "$syms" | grep -c '^pk_[a-zA-Z0-9]' || true)
-for f in pk_printk pk_init pk_console_register pk_reader_open pk_panic; do
+for f in pk_printk pk_init pk_console_register pk_reader_open pk_panic pk_console_journal_make; do
 	echo "$syms" | grep -qx "$f" || { echo "$f is not exported" >&2; exit 1; }
 done
 if [ -n "$inc" ]; then

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * journal.c - console driver: systemd-journald's native protocol on its
+ * datagram socket (/run/systemd/journal/socket).
+ *
+ * The console renders records in PK_FMT_JOURNAL (format.c: one entry of
+ * fields, PRIORITY= first); this driver adds SYSLOG_IDENTIFIER= and sends
+ * each console write as one datagram.  A write that is not an entry (the
+ * crash path writes its report as plain text to every console, and a
+ * console may be set to another format) goes out as the MESSAGE of an
+ * entry at PRIORITY=4, in the protocol's binary form.
+ *
+ * An entry too large for a datagram (EMSGSIZE) is written to a memfd,
+ * sealed, and the descriptor sent with SCM_RIGHTS, as sd-journal does.
+ * The protocol is written by hand because the driver must be
+ * async-signal-safe (write_atomic() runs in a crash handler), and
+ * sd_journal_send() allocates: socket(), connect(), sendmsg(),
+ * memfd_create(), write(), fcntl() and close() are plain system calls.
+ *
+ * Nothing here ever waits: sends are MSG_DONTWAIT.  A full socket buffer
+ * (journald behind, or the kernel's net.unix.max_dgram_qlen reached) or
+ * any other failure drops the entry; every entry not sent is counted (the
+ * console counts a write error), and the next one sent is preceded by an
+ * entry "** N printk messages dropped **" with PRINTK_DROPPED=N.  A journald
+ * that restarted has a new socket: as the syslog console does, the driver
+ * connects once more and sends again, once per entry.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "printk/console.h"
+
+#define JOURNAL_SOCKET	"/run/systemd/journal/socket"
+#define JOURNAL_SNDBUF	(8 * 1024 * 1024)	/* as sd-journal asks; the kernel caps it */
+#define IDENT_MAX	63
+
+extern char *program_invocation_short_name;
+
+struct journal_ctx {
+	int fd;
+	struct sockaddr_un addr;
+	char ident[sizeof("SYSLOG_IDENTIFIER=\n") + IDENT_MAX];
+	size_t ident_len;
+	/* The console's owner (write() and write_atomic() one at a time). */
+	uint64_t missed;	/* entries not sent since the last one sent */
+};
+
+static int journal_connect(struct journal_ctx *s)
+{
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), sz = JOURNAL_SNDBUF;
+
+	if (fd < 0)
+		return -errno;
+	/* Best effort: a larger buffer takes a longer burst. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (connect(fd, (struct sockaddr *)&s->addr, sizeof(s->addr)) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = fd;
+	return 0;
+}
+
+/*
+ * The entry too large for a datagram: into a memfd, sealed so that
+ * journald can trust its size and contents, and the descriptor sent.
+ * Return: 0 or a negative errno (-ENOBUFS: no room in the socket).
+ */
+static int send_memfd(struct journal_ctx *s, const struct iovec *iov, int n)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = { .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	const char *p;
+	size_t left;
+	ssize_t w;
+	int mfd, i, ret = 0;
+
+	mfd = memfd_create("pk-journal", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (mfd < 0)
+		return -errno;
+	for (i = 0; i < n && !ret; i++) {
+		for (p = iov[i].iov_base, left = iov[i].iov_len; left; p += w, left -= (size_t)w) {
+			w = write(mfd, p, left);
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w <= 0) {
+				ret = w < 0 ? -errno : -EIO;
+				break;
+			}
+		}
+	}
+	if (!ret && fcntl(mfd, F_ADD_SEALS,
+			  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		ret = -errno;
+	if (!ret) {
+		memset(cbuf, 0, sizeof(cbuf));
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &mfd, sizeof(int));
+		while (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = errno == EAGAIN ? -ENOBUFS : -errno;
+			break;
+		}
+	}
+	close(mfd);
+	return ret;
+}
+
+/*
+ * One entry, @n pieces.  The journal restarted: connect to its new socket
+ * and send again, once.  Too large for a datagram: through a memfd.
+ * Return: 0 or a negative errno, never -EAGAIN (the console would retry
+ * at once): a full socket is -ENOBUFS.
+ */
+static int send_entry(struct journal_ctx *s, const struct iovec *iov, int n)
+{
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+	bool reconnected = false;
+
+	for (;;) {
+		if (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if ((errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT) &&
+		    !reconnected) {
+			reconnected = true;
+			if (journal_connect(s) < 0)
+				return -ENOTCONN;
+			continue;
+		}
+		if (errno == EMSGSIZE)
+			return send_memfd(s, iov, n);
+		return errno == EAGAIN ? -ENOBUFS : -errno;
+	}
+}
+
+/* Put @v in decimal at @p; return the end. */
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int i = 0;
+
+	do
+		tmp[i++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (i)
+		*p++ = tmp[--i];
+	return p;
+}
+
+/* Before the next entry after lost ones: their count, as an entry. */
+static int send_notice(struct journal_ctx *s)
+{
+	char note[128], *p = note;
+	struct iovec iov[2];
+	int ret;
+
+	memcpy(p, "PRIORITY=4\nMESSAGE=** ", 22);
+	p = put_u64(p + 22, s->missed);
+	memcpy(p, " printk messages dropped **\nPRINTK_DROPPED=", 43);
+	p = put_u64(p + 43, s->missed);
+	*p++ = '\n';
+	iov[0] = (struct iovec){ s->ident, s->ident_len };
+	iov[1] = (struct iovec){ note, (size_t)(p - note) };
+	ret = send_entry(s, iov, 2);
+	if (!ret)
+		s->missed = 0;
+	return ret;
+}
+
+/* The console's own drop notice (format.c) stands for its N records. */
+static uint64_t notice_count(const char *buf, size_t len)
+{
+	const char *k = memmem(buf, len, "\nPRINTK_DROPPED=", 16);
+	uint64_t n = 0;
+
+	if (!k)
+		return 0;
+	for (k += 16; k < buf + len && *k >= '0' && *k <= '9'; k++)
+		n = n * 10 + (uint64_t)(*k - '0');
+	return n;
+}
+
+static long journal_send(struct journal_ctx *s, const char *buf, size_t len)
+{
+	static const char plain_hdr[] = "PRIORITY=4\nMESSAGE\n";
+	unsigned char le[8];
+	struct iovec iov[5];
+	uint64_t n, stood;
+	size_t tlen = len;
+	int ret, i, cnt;
+
+	iov[0] = (struct iovec){ s->ident, s->ident_len };
+	if (len >= 9 && !memcmp(buf, "PRIORITY=", 9)) {
+		iov[1] = (struct iovec){ (void *)buf, len };
+		cnt = 2;
+	} else {
+		/* Plain text: the MESSAGE of an entry, its last newline left out. */
+		if (tlen && buf[tlen - 1] == '\n')
+			tlen--;
+		for (n = tlen, i = 0; i < 8; i++, n >>= 8)
+			le[i] = (unsigned char)(n & 0xff);
+		iov[1] = (struct iovec){ (void *)plain_hdr, sizeof(plain_hdr) - 1 };
+		iov[2] = (struct iovec){ le, 8 };
+		iov[3] = (struct iovec){ (void *)buf, tlen };
+		iov[4] = (struct iovec){ (void *)"\n", 1 };
+		cnt = 5;
+	}
+	ret = s->missed ? send_notice(s) : 0;
+	if (!ret)
+		ret = send_entry(s, iov, cnt);
+	if (ret < 0) {
+		stood = notice_count(buf, len);
+		s->missed += stood ? stood : 1;
+		return ret;
+	}
+	return (long)len;
+}
+
+static long journal_write(void *ctx, const char *buf, size_t len)
+{
+	return journal_send(ctx, buf, len);
+}
+
+/* The same send: a function of its own, so that a crash in write() can be told apart. */
+static long journal_write_atomic(void *ctx, const char *buf, size_t len)
+{
+	return journal_send(ctx, buf, len);
+}
+
+static void journal_release(void *ctx)
+{
+	struct journal_ctx *s = ctx;
+
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+static const struct pk_console_ops journal_ops = {
+	.name = "journal",
+	.write = journal_write,
+	.write_atomic = journal_write_atomic,
+	.release = journal_release,
+};
+
+int pk_console_journal_make(const char *socket_path, const char *ident,
+			    struct pk_console_driver *out)
+{
+	const char *path = socket_path ? socket_path : JOURNAL_SOCKET;
+	const char *id = ident ? ident : program_invocation_short_name;
+	struct journal_ctx *s;
+	size_t i, n;
+	int ret;
+
+	if (!out || !*path || strlen(path) >= sizeof(s->addr.sun_path))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->addr.sun_family = AF_UNIX;
+	strcpy(s->addr.sun_path, path);
+	if (!id || !*id)
+		id = "pk";
+	memcpy(s->ident, "SYSLOG_IDENTIFIER=", 18);
+	n = strnlen(id, IDENT_MAX);
+	/* A control byte would end the field early: '_' instead. */
+	for (i = 0; i < n; i++)
+		s->ident[18 + i] = (unsigned char)id[i] < 0x20 || id[i] == 0x7f ? '_' : id[i];
+	s->ident[18 + n] = '\n';
+	s->ident_len = 18 + n + 1;
+	ret = journal_connect(s);
+	if (ret < 0) {
+		free(s);
+		return ret;
+	}
+	memset(out, 0, sizeof(*out));
+	out->ops = &journal_ops;
+	out->ctx = s;
+	out->format = PK_FMT_JOURNAL;
+	return 0;
+}
