@@ -6,7 +6,8 @@
  * text's own escape bytes stay escaped inside the color; JSON is never
  * colored; pk_console_set_format() keeps the color; the default stderr
  * console colors on a terminal; consoles other than stderr, stdout and
- * fd:N refuse the option, and a bad value is named.
+ * fd:N refuse the option, and a bad value is named.  The renderer's colors
+ * around continuation lines and a rendering cut short.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "console/consoles.h"
+#include "format/format.h"
 #include "printk/console.h"
 #include "printk/printk.h"
 #include "testutil.h"
@@ -234,6 +236,37 @@ static void test_refused(void **state)
 	free(path);
 }
 
+/*
+ * The renderer: each line of a colored text in its color, and a rendering
+ * cut short still ends the color before its newline.
+ */
+static void test_render(void **state)
+{
+	struct pk_format_opts fo = { .fmt = PK_FMT_HUMAN | PK_FMT_F_COLOR };
+	struct pk_record rec = { .level = PK_CRIT, .text = "one\ntwo \x1b[0m", .len = 12 };
+	char buf[PK_FORMAT_MAX], small[40];
+	size_t n;
+
+	(void)state;
+	n = pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_int_equal(n, strlen(buf));
+	assert_non_null(strstr(buf, "] \033[1;31mone\033[0m\n"
+				    "               \033[1;31mtwo \\x1b[0m\033[0m\n"));
+	rec.text = "a long text that does not fit in forty bytes";
+	rec.len = strlen(rec.text);
+	n = pk__format_record(small, sizeof(small), &rec, &fo);
+	assert_int_equal(n, sizeof(small) - 1);
+	assert_string_equal(small + n - 5, "\033[0m\n");
+	assert_non_null(strstr(small, "] \033[1;31ma long"));
+	/* Without the flag, or in another format, no color. */
+	fo.fmt = PK_FMT_HUMAN;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_null(strchr(buf, '\033'));
+	fo.fmt = PK_FMT_SYSLOG | PK_FMT_F_COLOR;
+	pk__format_record(buf, sizeof(buf), &rec, &fo);
+	assert_null(strchr(buf, '\033'));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -242,6 +275,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_formats),
 		cmocka_unit_test(test_default_stderr),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_render),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
