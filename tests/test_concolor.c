@@ -128,7 +128,8 @@ static void test_auto(void **state)
 	(void)state;
 	expect_colored(through(true, "", NULL, "xterm"));		/* the default is auto */
 	expect_colored(through(true, ",color=auto", NULL, NULL));
-	expect_colored(through(true, ",color=auto", "", "xterm"));	/* NO_COLOR empty: unset */
+	/* NO_COLOR set empty counts as unset. */
+	expect_colored(through(true, ",color=auto", "", "xterm"));
 	expect_plain(through(false, "", NULL, "xterm"));
 	expect_plain(through(false, ",color=auto", NULL, "xterm"));
 	expect_plain(through(true, ",color=auto", "1", "xterm"));

@@ -39,6 +39,9 @@
 #define CHILD_MS	60000
 #define NMSG		16
 
+/* pkmsg's argv: PKMSG_PATH, then the arguments. */
+#define ARGV(...)	((const char *const[]){ PKMSG_PATH, __VA_ARGS__, NULL })
+
 static char *g_store;		/* the main store, made once */
 static uint32_t g_tid_b;	/* the tid of its second thread */
 
@@ -355,32 +358,21 @@ static void test_no_abbreviations(void **state)
 
 	(void)state;
 	/* --since is a time now: "10" is refused as one, never read as --since-seq. */
-	expect_exit(2, "bad time '10' for --since", (const char *const[]){ PKMSG_PATH, "--since",
-									  "10", "-F", g_store, NULL });
-	expect_exit(2, "bad time '10' for --since", (const char *const[]){ PKMSG_PATH,
-									  "--since=10", "-F", g_store,
-									  NULL });
-	expect_exit(2, "bad time '160' for --since", (const char *const[]){ PKMSG_PATH, "-S",
-									   "160", "-F", g_store, NULL });
-	expect_exit(2, "is ambiguous", (const char *const[]){ PKMSG_PATH, "--sinc", "10", "-F",
-							      g_store, NULL });
-	expect_exit(2, "'--since-se'", (const char *const[]){ PKMSG_PATH, "--since-se", "10", "-F",
-							      g_store, NULL });
-	expect_exit(2, "'--since-seq'?", (const char *const[]){ PKMSG_PATH, "--since-se=10", "-F",
-								g_store, NULL });
-	expect_exit(2, "'--unti'", (const char *const[]){ PKMSG_PATH, "--unti", "now", "-F", g_store,
-							  NULL });
-	expect_exit(2, "'--lin'", (const char *const[]){ PKMSG_PATH, "--lin", "3", "-F", g_store,
-							 NULL });
-	expect_exit(2, "'--gre'", (const char *const[]){ PKMSG_PATH, "--gre", "x", "-F", g_store,
-							 NULL });
-	expect_exit(2, "'--col'", (const char *const[]){ PKMSG_PATH, "--col", "-F", g_store, NULL });
-	expect_exit(2, "'--no-pag'", (const char *const[]){ PKMSG_PATH, "--no-pag", "-F", g_store,
-							    NULL });
-	expect_exit(2, "'--fil'", (const char *const[]){ PKMSG_PATH, "--fil", g_store, NULL });
-	expect_exit(2, "'--js'", (const char *const[]){ PKMSG_PATH, "--js", "-F", g_store, NULL });
-	expect_exit(2, "'--stat'", (const char *const[]){ PKMSG_PATH, "-F", g_store, "--stat", NULL });
-	expect_exit(2, "'--he'", (const char *const[]){ PKMSG_PATH, "--he", NULL });
+	expect_exit(2, "bad time '10' for --since", ARGV("--since", "10", "-F", g_store));
+	expect_exit(2, "bad time '10' for --since", ARGV("--since=10", "-F", g_store));
+	expect_exit(2, "bad time '160' for --since", ARGV("-S", "160", "-F", g_store));
+	expect_exit(2, "is ambiguous", ARGV("--sinc", "10", "-F", g_store));
+	expect_exit(2, "'--since-se'", ARGV("--since-se", "10", "-F", g_store));
+	expect_exit(2, "'--since-seq'?", ARGV("--since-se=10", "-F", g_store));
+	expect_exit(2, "'--unti'", ARGV("--unti", "now", "-F", g_store));
+	expect_exit(2, "'--lin'", ARGV("--lin", "3", "-F", g_store));
+	expect_exit(2, "'--gre'", ARGV("--gre", "x", "-F", g_store));
+	expect_exit(2, "'--col'", ARGV("--col", "-F", g_store));
+	expect_exit(2, "'--no-pag'", ARGV("--no-pag", "-F", g_store));
+	expect_exit(2, "'--fil'", ARGV("--fil", g_store));
+	expect_exit(2, "'--js'", ARGV("--js", "-F", g_store));
+	expect_exit(2, "'--stat'", ARGV("-F", g_store, "--stat"));
+	expect_exit(2, "'--he'", ARGV("--he"));
 	/* An option's argument that looks like an abbreviation is its argument. */
 	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "--js", NULL });
 	/* Exact names, and short options, still work. */
@@ -943,7 +935,8 @@ static char *run_pty(const char *const argv[], const char *const env[], int *sta
 		ssize_t n;
 
 		if (tu_now_ns() > end)
-			fail_msg("%s under a terminal did not end; got '%.*s'", argv[0], (int)len, buf);
+			fail_msg("%s under a terminal did not end; got '%.*s'", argv[0], (int)len,
+				 buf);
 		if (poll(&pfd, 1, 100) <= 0)
 			continue;
 		if (len + 1 == size)
@@ -1004,12 +997,9 @@ static void test_lines(void **state)
 	assert_int_equal(count_lines(out), 1);
 	assert_true(has(out, "] msg 11 level 3\n"));
 	free(out);
-	expect_exit(2, "bad number of lines 'x'", (const char *const[]){ PKMSG_PATH, "-n", "x",
-									 "-F", g_store, NULL });
-	expect_exit(2, "bad number of lines '-1'", (const char *const[]){ PKMSG_PATH, "-n", "-1",
-									  "-F", g_store, NULL });
-	expect_exit(2, "exclude each other", (const char *const[]){ PKMSG_PATH, "-n", "1", "-W",
-								    "-F", g_store, NULL });
+	expect_exit(2, "bad number of lines 'x'", ARGV("-n", "x", "-F", g_store));
+	expect_exit(2, "bad number of lines '-1'", ARGV("-n", "-1", "-F", g_store));
+	expect_exit(2, "exclude each other", ARGV("-n", "1", "-W", "-F", g_store));
 }
 
 /* -n N -w: the last N, then what comes. */
@@ -1025,7 +1015,7 @@ static void test_lines_follow(void **state)
 	init_store(path, 0);
 	for (i = 0; i < 5; i++)
 		pk_printk(PK_INFO, "old %d\n", i);
-	pid = spawn((const char *const[]){ PKMSG_PATH, "-n", "2", "-w", "-F", path, NULL }, &fd);
+	pid = spawn(ARGV("-n", "2", "-w", "-F", path), &fd);
 	buf[0] = '\0';
 	read_until(fd, buf, sizeof(buf), &len, "] old 4\n");
 	pk_printk(PK_INFO, "new one\n");
@@ -1038,7 +1028,7 @@ static void test_lines_follow(void **state)
 	/* -n 0 -w: only the new ones. */
 	len = 0;
 	buf[0] = '\0';
-	pid = spawn((const char *const[]){ PKMSG_PATH, "-n", "0", "-w", "-F", path, NULL }, &fd);
+	pid = spawn(ARGV("-n", "0", "-w", "-F", path), &fd);
 	for (i = 0; i < 6000 && !strstr(buf, "] later "); i++) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
 		ssize_t n;
@@ -1174,18 +1164,15 @@ static void test_bad_times(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(want, sizeof(want), "bad time '%s' for --since: expected YYYY-MM-DD", bad[i]);
-		expect_exit(2, want, (const char *const[]){ PKMSG_PATH, "--since", bad[i], "-F",
-							    g_store, NULL });
+		snprintf(want, sizeof(want), "bad time '%s' for --since: expected YYYY-MM-DD",
+			 bad[i]);
+		expect_exit(2, want, ARGV("--since", bad[i], "-F", g_store));
 	}
-	expect_exit(2, "bad time 'x' for --until", (const char *const[]){ PKMSG_PATH, "-U", "x",
-									  "-F", g_store, NULL });
-	expect_exit(2, "'SPAN ago'", (const char *const[]){ PKMSG_PATH, "-U", "x", "-F", g_store,
-							    NULL });
+	expect_exit(2, "bad time 'x' for --until", ARGV("-U", "x", "-F", g_store));
+	expect_exit(2, "'SPAN ago'", ARGV("-U", "x", "-F", g_store));
 	expect_exit(2, "--since is later than --until",
-		    (const char *const[]){ PKMSG_PATH, "-S", "now", "-U", "-1h", "-F", g_store, NULL });
-	expect_exit(2, "--until and --follow", (const char *const[]){ PKMSG_PATH, "-U", "now", "-w",
-								      "-F", g_store, NULL });
+		    ARGV("-S", "now", "-U", "-1h", "-F", g_store));
+	expect_exit(2, "--until and --follow", ARGV("-U", "now", "-w", "-F", g_store));
 }
 
 /* --grep: POSIX extended, case folded unless the pattern has capitals. */
@@ -1224,10 +1211,9 @@ static void test_grep(void **state)
 	assert_int_equal(count_lines(out), 2);
 	free(out);
 	expect_exit(2, "bad regular expression '(' for --grep",
-		    (const char *const[]){ PKMSG_PATH, "-g", "(", "-F", g_store, NULL });
+		    ARGV("-g", "(", "-F", g_store));
 	expect_exit(2, "bad --case-sensitive 'maybe'",
-		    (const char *const[]){ PKMSG_PATH, "-g", "x", "--case-sensitive=maybe", "-F",
-					   g_store, NULL });
+		    ARGV("-g", "x", "--case-sensitive=maybe", "-F", g_store));
 }
 
 #define ERR3	"\033[31mmsg 3 level 3\033[0m"
@@ -1239,7 +1225,7 @@ static void test_color(void **state)
 
 	(void)state;
 	/* auto on a terminal; the text's own ESC stays escaped inside the color. */
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "-F", g_store, NULL },
+	out = pty_ok(ARGV("-P", "-F", g_store),
 		     (const char *const[]){ "NO_COLOR", "TERM=xterm", NULL });
 	assert_true(has(out, ERR3));
 	assert_true(has(out, "] \033[7;31mmsg 0 level 0\033[0m"));	/* emerg */
@@ -1252,22 +1238,22 @@ static void test_color(void **state)
 	assert_true(has(out, "\033[31mesc \\x1b[31m bs\\ tab\t hi\\xff\033[0m\n"));
 	free(out);
 	/* NO_COLOR, TERM=dumb and never turn auto off on a terminal. */
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "-F", g_store, NULL },
+	out = pty_ok(ARGV("-P", "-F", g_store),
 		     (const char *const[]){ "NO_COLOR=1", "TERM=xterm", NULL });
 	assert_true(has(out, "] msg 3 level 3\n"));
 	assert_null(strchr(out, '\033'));
 	free(out);
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "-F", g_store, NULL },
+	out = pty_ok(ARGV("-P", "-F", g_store),
 		     (const char *const[]){ "NO_COLOR", "TERM=dumb", NULL });
 	assert_null(strchr(out, '\033'));
 	free(out);
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "--color=never", "-F", g_store, NULL },
+	out = pty_ok(ARGV("-P", "--color=never", "-F", g_store),
 		     (const char *const[]){ "NO_COLOR", "TERM=xterm", NULL });
 	assert_true(has(out, "] msg 3 level 3\n"));
 	assert_null(strchr(out, '\033'));
 	free(out);
 	/* NO_COLOR set empty counts as unset. */
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "--color", "-F", g_store, NULL },
+	out = pty_ok(ARGV("-P", "--color", "-F", g_store),
 		     (const char *const[]){ "NO_COLOR=", "TERM=xterm", NULL });
 	assert_true(has(out, ERR3));
 	free(out);
@@ -1278,7 +1264,7 @@ static void test_color(void **state)
 	out = PKMSG_OK("--color", "-F", g_store);
 	assert_null(strchr(out, '\033'));
 	free(out);
-	out = pkmsg_env((const char *const[]){ PKMSG_PATH, "--color=always", "-F", g_store, NULL },
+	out = pkmsg_env(ARGV("--color=always", "-F", g_store),
 			(char *const[]){ "NO_COLOR=1", NULL });
 	assert_true(has(out, ERR3));
 	free(out);
@@ -1296,7 +1282,7 @@ static void test_color(void **state)
 	assert_null(strchr(out, '\033'));
 	free(out);
 	expect_exit(2, "bad color 'yes': expected auto, always or never",
-		    (const char *const[]){ PKMSG_PATH, "--color=yes", "-F", g_store, NULL });
+		    ARGV("--color=yes", "-F", g_store));
 }
 
 /* A pager that notes it ran, LESS as it saw it, and what it was given. */
@@ -1328,7 +1314,7 @@ static void test_pager(void **state)
 
 	(void)state;
 	snprintf(env, sizeof(env), "PAGER=%s", pager);
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-F", g_store, NULL }, envs);
+	out = pty_ok(ARGV("-F", g_store), envs);
 	free(out);
 	s = tu_read_file(ran, NULL);
 	assert_non_null(s);
@@ -1345,7 +1331,7 @@ static void test_pager(void **state)
 
 	/* A LESS of the user's own stays. */
 	envs[1] = "LESS=iR";
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-F", g_store, NULL }, envs);
+	out = pty_ok(ARGV("-F", g_store), envs);
 	free(out);
 	s = tu_read_file(ran, NULL);
 	assert_non_null(s);
@@ -1355,27 +1341,27 @@ static void test_pager(void **state)
 	unlink(paged);
 
 	/* --no-pager, -P: straight to the terminal. */
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "--no-pager", "-F", g_store, NULL }, envs);
+	out = pty_ok(ARGV("--no-pager", "-F", g_store), envs);
 	assert_true(has(out, "] msg 15 level 7"));
 	free(out);
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-P", "-F", g_store, NULL }, envs);
+	out = pty_ok(ARGV("-P", "-F", g_store), envs);
 	assert_true(has(out, "] msg 15 level 7"));
 	free(out);
 	assert_int_equal(access(ran, F_OK), -1);
 
 	/* Into a file: no pager. */
-	out = pkmsg_env((const char *const[]){ PKMSG_PATH, "-F", g_store, NULL },
+	out = pkmsg_env(ARGV("-F", g_store),
 			(char *const[]){ env, NULL });
 	assert_int_equal(count_lines(out), NMSG + 6);
 	free(out);
 	assert_int_equal(access(ran, F_OK), -1);
 
 	/* PAGER=cat, or empty: none. */
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-F", g_store, NULL },
+	out = pty_ok(ARGV("-F", g_store),
 		     (const char *const[]){ "PAGER=cat", NULL });
 	assert_true(has(out, "] msg 15 level 7"));
 	free(out);
-	out = pty_ok((const char *const[]){ PKMSG_PATH, "-F", g_store, NULL },
+	out = pty_ok(ARGV("-F", g_store),
 		     (const char *const[]){ "PAGER=", NULL });
 	assert_true(has(out, "] msg 15 level 7"));
 	free(out);

@@ -917,7 +917,8 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			if (!parse_u64(optarg, UINT64_MAX, &o.lines))
-				return bad_usage("bad number of lines '%s': expected 0 or more", optarg);
+				return bad_usage("bad number of lines '%s': expected 0 or more",
+						 optarg);
 			o.have_lines = true;
 			break;
 		case 'S':
