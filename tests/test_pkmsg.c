@@ -2,7 +2,8 @@
 /*
  * pkmsg, the command: each output format, the filters, timestamps, gaps,
  * --stats, -C while a writer runs, -w and -W following a live store, exit
- * codes, and util-linux dmesg -F reading pkmsg --syslog output.
+ * codes, and util-linux dmesg -F reading pkmsg --syslog output; -n, --since
+ * and --until, --grep, --color and the pager (under a pseudo-terminal).
  *
  * The built pkmsg is PKMSG_PATH; dmesg is DMESG_PATH where CMake found it.
  */
@@ -10,15 +11,19 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "format/format.h"
@@ -33,6 +38,9 @@
 /* A child that takes longer than this has hung (a hang guard only). */
 #define CHILD_MS	60000
 #define NMSG		16
+
+/* pkmsg's argv: PKMSG_PATH, then the arguments. */
+#define ARGV(...)	((const char *const[]){ PKMSG_PATH, __VA_ARGS__, NULL })
 
 static char *g_store;		/* the main store, made once */
 static uint32_t g_tid_b;	/* the tid of its second thread */
@@ -349,14 +357,22 @@ static void test_no_abbreviations(void **state)
 	char *out;
 
 	(void)state;
-	expect_exit(2, "'--since'", (const char *const[]){ PKMSG_PATH, "--since", "10", "-F",
-							   g_store, NULL });
-	expect_exit(2, "'--since-seq'?", (const char *const[]){ PKMSG_PATH, "--since=10", "-F",
-								g_store, NULL });
-	expect_exit(2, "'--fil'", (const char *const[]){ PKMSG_PATH, "--fil", g_store, NULL });
-	expect_exit(2, "'--js'", (const char *const[]){ PKMSG_PATH, "--js", "-F", g_store, NULL });
-	expect_exit(2, "'--stat'", (const char *const[]){ PKMSG_PATH, "-F", g_store, "--stat", NULL });
-	expect_exit(2, "'--he'", (const char *const[]){ PKMSG_PATH, "--he", NULL });
+	/* --since is a time now: "10" is refused as one, never read as --since-seq. */
+	expect_exit(2, "bad time '10' for --since", ARGV("--since", "10", "-F", g_store));
+	expect_exit(2, "bad time '10' for --since", ARGV("--since=10", "-F", g_store));
+	expect_exit(2, "bad time '160' for --since", ARGV("-S", "160", "-F", g_store));
+	expect_exit(2, "is ambiguous", ARGV("--sinc", "10", "-F", g_store));
+	expect_exit(2, "'--since-se'", ARGV("--since-se", "10", "-F", g_store));
+	expect_exit(2, "'--since-seq'?", ARGV("--since-se=10", "-F", g_store));
+	expect_exit(2, "'--unti'", ARGV("--unti", "now", "-F", g_store));
+	expect_exit(2, "'--lin'", ARGV("--lin", "3", "-F", g_store));
+	expect_exit(2, "'--gre'", ARGV("--gre", "x", "-F", g_store));
+	expect_exit(2, "'--col'", ARGV("--col", "-F", g_store));
+	expect_exit(2, "'--no-pag'", ARGV("--no-pag", "-F", g_store));
+	expect_exit(2, "'--fil'", ARGV("--fil", g_store));
+	expect_exit(2, "'--js'", ARGV("--js", "-F", g_store));
+	expect_exit(2, "'--stat'", ARGV("-F", g_store, "--stat"));
+	expect_exit(2, "'--he'", ARGV("--he"));
 	/* An option's argument that looks like an abbreviation is its argument. */
 	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "--js", NULL });
 	/* Exact names, and short options, still work. */
@@ -846,6 +862,543 @@ static void test_dmesg_reads_syslog(void **state)
 #endif
 }
 
+/* pkmsg ARGS... -F store, with @env set (NAME=VALUE): exit 0 and its stdout. */
+static char *pkmsg_env(const char *const argv[], char *const env[])
+{
+	extern char **environ;
+	char *envp[256], *o, *e;
+	size_t n = 0, i;
+	int rc;
+
+	for (i = 0; env && env[i]; i++)
+		envp[n++] = env[i];
+	for (i = 0; environ[i] && n < 255; i++) {
+		size_t k = strcspn(environ[i], "="), j;
+
+		for (j = 0; env && env[j]; j++)
+			if (!strncmp(env[j], environ[i], k + 1))
+				break;
+		if (!env || !env[j])
+			envp[n++] = environ[i];
+	}
+	envp[n] = NULL;
+	rc = tu_run(argv, envp, &o, &e);
+	if (rc != 0)
+		fail_msg("pkmsg exited %d: %s", rc, e);
+	free(e);
+	return o;
+}
+
+/*
+ * pkmsg @argv with stdin, stdout and stderr on a pseudo-terminal (raw: no
+ * newline translation), @env entries set first (NAME=VALUE) or unset
+ * (NAME).  What it and its children wrote to the terminal; its wait
+ * status in *@status.
+ */
+static char *run_pty(const char *const argv[], const char *const env[], int *status)
+{
+	size_t len = 0, size = 1 << 16;
+	char *buf = malloc(size);
+	uint64_t end = tu_now_ns() + 60000000000ull;
+	struct termios tio;
+	int master, slave, i;
+	pid_t pid;
+
+	assert_non_null(buf);
+	assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	assert_int_equal(tcgetattr(slave, &tio), 0);
+	cfmakeraw(&tio);
+	assert_int_equal(tcsetattr(slave, TCSANOW, &tio), 0);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(master);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		if (slave > 2)
+			close(slave);
+		for (i = 0; env && env[i]; i++) {
+			if (strchr(env[i], '='))
+				putenv((char *)env[i]);
+			else
+				unsetenv(env[i]);
+		}
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(slave);
+	for (;;) {
+		struct pollfd pfd = { master, POLLIN, 0 };
+		ssize_t n;
+
+		if (tu_now_ns() > end)
+			fail_msg("%s under a terminal did not end; got '%.*s'", argv[0], (int)len,
+				 buf);
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (len + 1 == size)
+			assert_non_null(buf = realloc(buf, size *= 2));
+		n = read(master, buf + len, size - len - 1);
+		if (n <= 0)	/* EIO: every descriptor of the terminal is closed */
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(master);
+	tu_waitpid(pid, status, CHILD_MS, argv[0]);
+	return buf;
+}
+
+/* run_pty(), which must exit 0. */
+static char *pty_ok(const char *const argv[], const char *const env[])
+{
+	int status;
+	char *out = run_pty(argv, env, &status);
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("pkmsg under a terminal: status %#x, output '%s'", status, out);
+	return out;
+}
+
+/* -n N: the last N of the records the filters pass. */
+static void test_lines(void **state)
+{
+	char *out;
+
+	(void)state;
+	out = PKMSG_OK("-n", "3", "-F", g_store);
+	/* The last three: thread-b 2, the two-line record, the escapes (err). */
+	assert_int_equal(count_lines(out), 4);
+	assert_true(has(out, "] thread-b 2\n"));
+	assert_true(has(out, "] line one\n"));
+	assert_true(has(out, "] esc "));
+	assert_false(has(out, "thread-b 1"));
+	free(out);
+	out = PKMSG_OK("--lines=2", "-l", "err", "-F", g_store);
+	assert_int_equal(count_lines(out), 2);
+	assert_true(has(out, "] msg 11 level 3\n"));
+	assert_true(has(out, "] esc "));
+	free(out);
+	out = PKMSG_OK("-n", "0", "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
+	/* More than there are: all of them. */
+	out = PKMSG_OK("-n", "1000", "-r", "-F", g_store);
+	assert_int_equal(count_lines(out), NMSG + 5);
+	free(out);
+	/* With --since-seq: the last of those from there on. */
+	out = PKMSG_OK("-n", "100", "--since-seq", "18", "-r", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	free(out);
+	out = PKMSG_OK("-n", "1", "-g", "level 3", "-F", g_store);
+	assert_int_equal(count_lines(out), 1);
+	assert_true(has(out, "] msg 11 level 3\n"));
+	free(out);
+	expect_exit(2, "bad number of lines 'x'", ARGV("-n", "x", "-F", g_store));
+	expect_exit(2, "bad number of lines '-1'", ARGV("-n", "-1", "-F", g_store));
+	expect_exit(2, "exclude each other", ARGV("-n", "1", "-W", "-F", g_store));
+}
+
+/* -n N -w: the last N, then what comes. */
+static void test_lines_follow(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-tail");
+	static char buf[1 << 16];
+	size_t len = 0;
+	pid_t pid;
+	int fd, i;
+
+	(void)state;
+	init_store(path, 0);
+	for (i = 0; i < 5; i++)
+		pk_printk(PK_INFO, "old %d\n", i);
+	pid = spawn(ARGV("-n", "2", "-w", "-F", path), &fd);
+	buf[0] = '\0';
+	read_until(fd, buf, sizeof(buf), &len, "] old 4\n");
+	pk_printk(PK_INFO, "new one\n");
+	read_until(fd, buf, sizeof(buf), &len, "] new one\n");
+	assert_true(has(buf, "] old 3\n"));
+	assert_false(has(buf, "old 2"));
+	assert_int_equal(count_lines(buf), 3);
+	stop(pid, fd, SIGTERM);
+
+	/* -n 0 -w: only the new ones. */
+	len = 0;
+	buf[0] = '\0';
+	pid = spawn(ARGV("-n", "0", "-w", "-F", path), &fd);
+	for (i = 0; i < 6000 && !strstr(buf, "] later "); i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		pk_printk(PK_INFO, "later %d\n", i);
+		if (poll(&pfd, 1, 10) > 0 && (n = read(fd, buf + len, sizeof(buf) - len - 1)) > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+		}
+	}
+	read_until(fd, buf, sizeof(buf), &len, "] later ");
+	assert_false(has(buf, "old"));
+	assert_false(has(buf, "new one"));
+	stop(pid, fd, SIGTERM);
+	pk_shutdown();
+	unlink(path);
+	free(path);
+}
+
+/* Relative times, around the main store's records (made moments ago). */
+static void test_since_until_relative(void **state)
+{
+	static const char *const all[] = { "10 min ago", "-10min", "1h 30min ago", "yesterday",
+					   "-2 days", "@0", NULL };
+	static const char *const none[] = { "+1h", "tomorrow", "+10 minutes", NULL };
+	char *out;
+	int i;
+
+	(void)state;
+	for (i = 0; all[i]; i++) {
+		out = PKMSG_OK("--since", all[i], "-r", "-F", g_store);
+		if (count_lines(out) != NMSG + 5)
+			fail_msg("--since '%s' printed '%s'", all[i], out);
+		free(out);
+		out = PKMSG_OK("--until", all[i], "-r", "-F", g_store);
+		if (*out)
+			fail_msg("--until '%s' printed '%s'", all[i], out);
+		free(out);
+	}
+	for (i = 0; none[i]; i++) {
+		out = PKMSG_OK("-S", none[i], "-r", "-F", g_store);
+		if (*out)
+			fail_msg("--since '%s' printed '%s'", none[i], out);
+		free(out);
+		out = PKMSG_OK("-U", none[i], "-r", "-F", g_store);
+		if (count_lines(out) != NMSG + 5)
+			fail_msg("--until '%s' printed '%s'", none[i], out);
+		free(out);
+	}
+	out = PKMSG_OK("--since", "-1h", "--until", "now", "-r", "-F", g_store);
+	assert_int_equal(count_lines(out), NMSG + 5);
+	free(out);
+	out = PKMSG_OK("--until", "yesterday", "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
+}
+
+/* Local date and time of @t in @fmt. */
+static void local_fmt(char *buf, size_t size, time_t t, const char *fmt)
+{
+	struct tm tm;
+
+	assert_non_null(localtime_r(&t, &tm));
+	assert_true(strftime(buf, size, fmt, &tm) > 0);
+}
+
+/*
+ * Absolute times: "early" in one second, "late" 200 ms or more into the
+ * next, T.  --since T is "late" alone, --until T "early" alone, in each
+ * spelling of T; a day is from its midnight.
+ */
+static void test_since_until_absolute(void **state)
+{
+	static const char *const forms[] = { "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%H:%M:%S",
+					     "@%s" };
+	char *path = tu_tmp_path("pkmsg-abs"), when[64], day_t[16], day_now[16], *out;
+	struct timespec ts;
+	time_t t, today;
+	size_t i;
+
+	(void)state;
+	init_store(path, 0);
+	pk_printk(PK_INFO, "early\n");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = ts.tv_sec + 1;
+	do {
+		usleep(20000);
+		clock_gettime(CLOCK_REALTIME, &ts);
+	} while (ts.tv_sec < t || (ts.tv_sec == t && ts.tv_nsec < 200000000));
+	pk_printk(PK_INFO, "late\n");
+	pk_shutdown();
+	today = time(NULL);
+	local_fmt(day_t, sizeof(day_t), t, "%Y-%m-%d");
+	local_fmt(day_now, sizeof(day_now), today, "%Y-%m-%d");
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		local_fmt(when, sizeof(when), t, forms[i]);
+		/* HH:MM:SS is today's: not when midnight came between. */
+		if (!strcmp(forms[i], "%H:%M:%S") && strcmp(day_t, day_now))
+			continue;
+		out = PKMSG_OK("--since", when, "-F", path);
+		if (count_lines(out) != 1 || !has(out, "] late\n"))
+			fail_msg("--since '%s' printed '%s'", when, out);
+		free(out);
+		out = PKMSG_OK("--until", when, "-F", path);
+		if (count_lines(out) != 1 || !has(out, "] early\n"))
+			fail_msg("--until '%s' printed '%s'", when, out);
+		free(out);
+	}
+	/* A day alone is its midnight; HH:MM takes no seconds. */
+	local_fmt(when, sizeof(when), t - 1, "%Y-%m-%d");
+	out = PKMSG_OK("--since", when, "-F", path);
+	assert_int_equal(count_lines(out), 2);
+	free(out);
+	out = PKMSG_OK("--until", when, "-F", path);
+	assert_string_equal(out, "");
+	free(out);
+	local_fmt(when, sizeof(when), t - 1, "%Y-%m-%d %H:%M");
+	out = PKMSG_OK("--since", when, "-F", path);
+	assert_int_equal(count_lines(out), 2);
+	free(out);
+	unlink(path);
+	free(path);
+}
+
+/* A bad time names itself, its option and the forms taken. */
+static void test_bad_times(void **state)
+{
+	static const char *const bad[] = { "160", "", "2026-02-30", "2026-13-01", "25:00",
+					   "12:60", "10 parsecs ago", "ago", " now", "-", "+x",
+					   "@", "@x", "yesterdays", "2026-12-06 04:40:00x" };
+	char want[128];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(want, sizeof(want), "bad time '%s' for --since: expected YYYY-MM-DD",
+			 bad[i]);
+		expect_exit(2, want, ARGV("--since", bad[i], "-F", g_store));
+	}
+	expect_exit(2, "bad time 'x' for --until", ARGV("-U", "x", "-F", g_store));
+	expect_exit(2, "'SPAN ago'", ARGV("-U", "x", "-F", g_store));
+	expect_exit(2, "--since is later than --until",
+		    ARGV("-S", "now", "-U", "-1h", "-F", g_store));
+	expect_exit(2, "--until and --follow", ARGV("-U", "now", "-w", "-F", g_store));
+}
+
+/* --grep: POSIX extended, case folded unless the pattern has capitals. */
+static void test_grep(void **state)
+{
+	char *out;
+
+	(void)state;
+	out = PKMSG_OK("-g", "msg 1[0-2] ", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	assert_true(has(out, "] msg 10 level 2\n") && has(out, "] msg 12 level 4\n"));
+	free(out);
+	out = PKMSG_OK("--grep=^msg (3|5) ", "-F", g_store);
+	assert_int_equal(count_lines(out), 2);
+	free(out);
+	out = PKMSG_OK("-g", "MSG 1[0-2] ", "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
+	out = PKMSG_OK("-g", "MSG 1[0-2] ", "--case-sensitive=no", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	free(out);
+	out = PKMSG_OK("-g", "msg", "-F", g_store);
+	assert_int_equal(count_lines(out), NMSG);
+	free(out);
+	out = PKMSG_OK("-g", "Thread-B", "--case-sensitive=no", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	free(out);
+	out = PKMSG_OK("-g", "thread-b", "--case-sensitive", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	free(out);
+	out = PKMSG_OK("-g", "Thread-b", "--case-sensitive=yes", "-F", g_store);
+	assert_string_equal(out, "");
+	free(out);
+	/* The whole text: a second line matches too, and prints its record. */
+	out = PKMSG_OK("-g", "line two", "-F", g_store);
+	assert_int_equal(count_lines(out), 2);
+	free(out);
+	expect_exit(2, "bad regular expression '(' for --grep",
+		    ARGV("-g", "(", "-F", g_store));
+	expect_exit(2, "bad --case-sensitive 'maybe'",
+		    ARGV("-g", "x", "--case-sensitive=maybe", "-F", g_store));
+}
+
+#define ERR3	"\033[31mmsg 3 level 3\033[0m"
+
+/* --color: the level's color around the escaped text, for a terminal only. */
+static void test_color(void **state)
+{
+	char *out;
+
+	(void)state;
+	/* auto on a terminal; the text's own ESC stays escaped inside the color. */
+	out = pty_ok(ARGV("-P", "-F", g_store),
+		     (const char *const[]){ "NO_COLOR", "TERM=xterm", NULL });
+	assert_true(has(out, ERR3));
+	assert_true(has(out, "] \033[7;31mmsg 0 level 0\033[0m"));	/* emerg */
+	assert_true(has(out, "] \033[7;31mmsg 1 level 1\033[0m"));	/* alert */
+	assert_true(has(out, "] \033[1;31mmsg 2 level 2\033[0m"));	/* crit */
+	assert_true(has(out, "] \033[1mmsg 4 level 4\033[0m"));	/* warn */
+	assert_true(has(out, "] msg 5 level 5\n"));	/* notice, info, debug plain */
+	assert_true(has(out, "] msg 6 level 6\n"));
+	assert_true(has(out, "] msg 7 level 7\n"));
+	assert_true(has(out, "\033[31mesc \\x1b[31m bs\\ tab\t hi\\xff\033[0m\n"));
+	free(out);
+	/* NO_COLOR, TERM=dumb and never turn auto off on a terminal. */
+	out = pty_ok(ARGV("-P", "-F", g_store),
+		     (const char *const[]){ "NO_COLOR=1", "TERM=xterm", NULL });
+	assert_true(has(out, "] msg 3 level 3\n"));
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = pty_ok(ARGV("-P", "-F", g_store),
+		     (const char *const[]){ "NO_COLOR", "TERM=dumb", NULL });
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = pty_ok(ARGV("-P", "--color=never", "-F", g_store),
+		     (const char *const[]){ "NO_COLOR", "TERM=xterm", NULL });
+	assert_true(has(out, "] msg 3 level 3\n"));
+	assert_null(strchr(out, '\033'));
+	free(out);
+	/* NO_COLOR set empty counts as unset. */
+	out = pty_ok(ARGV("-P", "--color", "-F", g_store),
+		     (const char *const[]){ "NO_COLOR=", "TERM=xterm", NULL });
+	assert_true(has(out, ERR3));
+	free(out);
+	/* Into a file: auto and bare --color do not color, always does. */
+	out = PKMSG_OK("-F", g_store);
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = PKMSG_OK("--color", "-F", g_store);
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = pkmsg_env(ARGV("--color=always", "-F", g_store),
+			(char *const[]){ "NO_COLOR=1", NULL });
+	assert_true(has(out, ERR3));
+	free(out);
+	out = PKMSG_OK("-Lalways", "-F", g_store);
+	assert_true(has(out, ERR3));
+	free(out);
+	/* Never JSON, kmsg or syslog. */
+	out = PKMSG_OK("--color=always", "-J", "-F", g_store);
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = PKMSG_OK("--color=always", "-r", "-F", g_store);
+	assert_null(strchr(out, '\033'));
+	free(out);
+	out = PKMSG_OK("--color=always", "--syslog", "-F", g_store);
+	assert_null(strchr(out, '\033'));
+	free(out);
+	expect_exit(2, "bad color 'yes': expected auto, always or never",
+		    ARGV("--color=yes", "-F", g_store));
+}
+
+/* A pager that notes it ran, LESS as it saw it, and what it was given. */
+static char *make_pager(const char *dir)
+{
+	char *path = tu_join(dir, "pager.sh");
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nprintf 'LESS=%%s\\n' \"${LESS-unset}\" > '%s/ran'\n"
+		"cat > '%s/paged'\n", dir, dir);
+	fclose(f);
+	assert_int_equal(chmod(path, 0700), 0);
+	return path;
+}
+
+/*
+ * The pager: $PAGER on a terminal, LESS defaulted as journalctl does, not
+ * with --no-pager or -P, not with -w, not into a file, not with PAGER=cat.
+ */
+static void test_pager(void **state)
+{
+	char *dir = tu_make_dir("pkmsg-pager", 0700), *pager = make_pager(dir);
+	char *ran = tu_join(dir, "ran"), *paged = tu_join(dir, "paged"), *out, *s, env[512];
+	const char *envs[4] = { env, "LESS", "NO_COLOR", NULL };
+	static char buf[1 << 16];
+	size_t len = 0;
+	int status;
+
+	(void)state;
+	snprintf(env, sizeof(env), "PAGER=%s", pager);
+	out = pty_ok(ARGV("-F", g_store), envs);
+	free(out);
+	s = tu_read_file(ran, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "LESS=FRSXMK\n");
+	free(s);
+	s = tu_read_file(paged, NULL);
+	assert_non_null(s);
+	assert_int_equal(count_lines(s), NMSG + 6);
+	/* The color is decided on the terminal, before the pager: less -R shows it. */
+	assert_true(has(s, ERR3));
+	free(s);
+	unlink(ran);
+	unlink(paged);
+
+	/* A LESS of the user's own stays. */
+	envs[1] = "LESS=iR";
+	out = pty_ok(ARGV("-F", g_store), envs);
+	free(out);
+	s = tu_read_file(ran, NULL);
+	assert_non_null(s);
+	assert_string_equal(s, "LESS=iR\n");
+	free(s);
+	unlink(ran);
+	unlink(paged);
+
+	/* --no-pager, -P: straight to the terminal. */
+	out = pty_ok(ARGV("--no-pager", "-F", g_store), envs);
+	assert_true(has(out, "] msg 15 level 7"));
+	free(out);
+	out = pty_ok(ARGV("-P", "-F", g_store), envs);
+	assert_true(has(out, "] msg 15 level 7"));
+	free(out);
+	assert_int_equal(access(ran, F_OK), -1);
+
+	/* Into a file: no pager. */
+	out = pkmsg_env(ARGV("-F", g_store),
+			(char *const[]){ env, NULL });
+	assert_int_equal(count_lines(out), NMSG + 6);
+	free(out);
+	assert_int_equal(access(ran, F_OK), -1);
+
+	/* PAGER=cat, or empty: none. */
+	out = pty_ok(ARGV("-F", g_store),
+		     (const char *const[]){ "PAGER=cat", NULL });
+	assert_true(has(out, "] msg 15 level 7"));
+	free(out);
+	out = pty_ok(ARGV("-F", g_store),
+		     (const char *const[]){ "PAGER=", NULL });
+	assert_true(has(out, "] msg 15 level 7"));
+	free(out);
+
+	/* -w: never, on a terminal too.  Stopped once it printed the lot. */
+	{
+		int master, slave;
+		pid_t pid;
+
+		assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
+		pid = tu_fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			close(master);
+			setsid();
+			ioctl(slave, TIOCSCTTY, 0);
+			dup2(slave, 1);
+			setenv("PAGER", pager, 1);
+			execl(PKMSG_PATH, PKMSG_PATH, "-w", "-F", g_store, (char *)NULL);
+			_exit(127);
+		}
+		close(slave);
+		buf[0] = '\0';
+		read_until(master, buf, sizeof(buf), &len, "hi\\xff");
+		kill(pid, SIGTERM);
+		tu_waitpid(pid, &status, CHILD_MS, "pkmsg -w on a terminal");
+		close(master);
+		assert_int_equal(access(ran, F_OK), -1);
+	}
+	unlink(pager);
+	rmdir(dir);
+	free(pager);
+	free(ran);
+	free(paged);
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -865,6 +1418,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_follow),
 		cmocka_unit_test(test_follow_truncated),
 		cmocka_unit_test(test_dmesg_reads_syslog),
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_lines_follow),
+		cmocka_unit_test(test_since_until_relative),
+		cmocka_unit_test(test_since_until_absolute),
+		cmocka_unit_test(test_bad_times),
+		cmocka_unit_test(test_grep),
+		cmocka_unit_test(test_color),
+		cmocka_unit_test(test_pager),
 	};
 
 	return TU_RUN_GROUP(tests, setup, teardown, argc, argv);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <regex.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -21,10 +22,10 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "format/format.h"
 #include "format/format.h"
 #include "store/store.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
@@ -40,13 +41,24 @@
 /* --field options one command takes. */
 #define FIELD_FILTERS	16
 
+/* --color's WHEN, and the pager's state. */
+enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+
 struct opts {
 	const char *path;
 	unsigned fmt;		/* enum pk_format | PK_FMT_F_* */
 	unsigned levels;	/* bit per level to print */
 	bool follow, follow_new, clear, stats;
 	bool have_since, have_tid, have_pid;
+	bool have_lines;	/* -n: the last @lines records (of those the filters pass) */
+	bool have_after, have_before;	/* --since, --until: @after, @before */
+	bool have_grep;		/* -g: @re */
+	bool no_pager;
+	int color;		/* COLOR_* */
 	uint64_t since;
+	uint64_t lines;
+	int64_t after, before;	/* wall-clock ns, CLOCK_REALTIME */
+	regex_t re;
 	uint32_t tid, pid;
 	const char *modules;	/* --module: comma-separated patterns, "-" for none */
 	const char *fields[FIELD_FILTERS];	/* --field KEY=VALUE, all must match */
@@ -61,9 +73,20 @@ static void usage(FILE *f)
 	      "  -F, --file FILE       the store file\n"
 	      "  -w, --follow          wait for new records\n"
 	      "  -W, --follow-new      wait for and print only new records\n"
+	      "  -n, --lines N         only the last N records (of those the other filters\n"
+	      "                        pass); with -w, the last N, then the new ones\n"
 	      "  -l, --level LIST      only these levels: names or numbers, comma-separated;\n"
 	      "                        N-M is a range, err+ adds the more urgent levels,\n"
 	      "                        +err the less urgent ones\n"
+	      "  -S, --since TIME      only records from TIME on\n"
+	      "  -U, --until TIME      only records up to TIME; TIME is YYYY-MM-DD [HH:MM[:SS]],\n"
+	      "                        HH:MM[:SS] (today), now, today, yesterday, tomorrow,\n"
+	      "                        @SECONDS, -SPAN, +SPAN or 'SPAN ago' (SPAN: 10min,\n"
+	      "                        1h 30min; units s, min, h, d, w), in local time\n"
+	      "  -g, --grep RE         only records whose text matches the POSIX extended\n"
+	      "                        regular expression RE\n"
+	      "      --case-sensitive[=yes|no]  how --grep compares (default: without\n"
+	      "                        upper-case letters in RE, ignoring case)\n"
 	      "      --since-seq N     start at sequence number N\n"
 	      "      --pid N           only records of process N\n"
 	      "      --tid N           only records of thread N\n"
@@ -76,6 +99,10 @@ static void usage(FILE *f)
 	      "  -d, --show-delta      print the time since the previous printed record\n"
 	      "  -r, --raw             kmsg format: prio,seq,ts_usec,flags;text\n"
 	      "  -J, --json            JSON Lines\n"
+	      "  -L, --color[=WHEN]    color the text by level: auto (the default: on a\n"
+	      "                        terminal, unless NO_COLOR is set), always or never\n"
+	      "  -P, --no-pager        do not page the output (a terminal's output goes\n"
+	      "                        through $PAGER, else less, else more; never with -w)\n"
 	      "      --syslog          <prio>[  sec.usec] text, as dmesg -F reads\n"
 	      "      --stats           print the store's counters\n"
 	      "  -C, --clear           clear: readers start after the records stored so far\n"
@@ -194,6 +221,303 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/*
+ * TIMES (--since, --until), journalctl's forms, in local time:
+ *
+ *   YYYY-MM-DD HH:MM:SS, YYYY-MM-DD HH:MM, YYYY-MM-DD (midnight), the same
+ *   with 'T' for the space; HH:MM:SS, HH:MM (today); now, today,
+ *   yesterday, tomorrow (midnight); @SECONDS since the epoch; -SPAN,
+ *   +SPAN, SPAN ago: a span before or after now, numbers with units
+ *   ("10min", "1h 30min", "2 days"; a number alone is seconds).
+ *
+ * A record's wall-clock time is the one -T prints: pk__realtime_ns() of
+ * its timestamp and the store's realtime zero (format.h).
+ */
+#define TIME_FORMS	"YYYY-MM-DD [HH:MM[:SS]], HH:MM[:SS], now, today, yesterday, " \
+			"tomorrow, @SECONDS, -SPAN, +SPAN or 'SPAN ago' (SPAN like 10min or " \
+			"1h 30min; units s, min, h, d, w)"
+#define NS	1000000000ll
+/* Far enough for any log: ten thousand years of seconds. */
+#define SPAN_MAX	(10000ll * 366 * 86400)
+
+/* Seconds in a span's unit, systemd's spellings; 0 if @u (@n bytes) is none. */
+static int64_t unit_seconds(const char *u, size_t n)
+{
+	static const struct { const char *name; int64_t sec; } units[] = {
+		{ "s", 1 }, { "sec", 1 }, { "secs", 1 }, { "second", 1 }, { "seconds", 1 },
+		{ "m", 60 }, { "min", 60 }, { "mins", 60 }, { "minute", 60 }, { "minutes", 60 },
+		{ "h", 3600 }, { "hr", 3600 }, { "hour", 3600 }, { "hours", 3600 },
+		{ "d", 86400 }, { "day", 86400 }, { "days", 86400 },
+		{ "w", 604800 }, { "week", 604800 }, { "weeks", 604800 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strlen(units[i].name) == n && !memcmp(units[i].name, u, n))
+			return units[i].sec;
+	return 0;
+}
+
+/* "1h 30min", "10 min", "90": seconds, or -1.  Parses @s up to @end. */
+static int64_t parse_span(const char *s, const char *end)
+{
+	int64_t total = 0, v, mul;
+	const char *u;
+	bool any = false;
+
+	for (;;) {
+		while (s < end && *s == ' ')
+			s++;
+		if (s == end)
+			return any ? total : -1;
+		if (*s < '0' || *s > '9')
+			return -1;
+		for (v = 0; s < end && *s >= '0' && *s <= '9'; s++) {
+			v = v * 10 + (*s - '0');
+			if (v > SPAN_MAX)
+				return -1;
+		}
+		while (s < end && *s == ' ')
+			s++;
+		for (u = s; s < end && ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')); s++)
+			;
+		mul = u == s ? 1 : unit_seconds(u, (size_t)(s - u));
+		if (!mul || v > SPAN_MAX / mul || total + v * mul > SPAN_MAX)
+			return -1;
+		total += v * mul;
+		any = true;
+	}
+}
+
+/* Midnight, local time, @days from today's (@now seconds). */
+static bool midnight(time_t now, int days, time_t *out)
+{
+	struct tm tm;
+
+	if (!localtime_r(&now, &tm))
+		return false;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_mday += days;
+	tm.tm_isdst = -1;
+	*out = mktime(&tm);
+	return *out != (time_t)-1;
+}
+
+/* A date and time of the forms above, local time: seconds since the epoch. */
+static bool parse_clock(const char *s, time_t now, time_t *out)
+{
+	static const char *const dated[] = {
+		"%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M",
+		"%Y-%m-%d",
+	};
+	static const char *const undated[] = { "%H:%M:%S", "%H:%M" };
+	struct tm tm, want;
+	const char *end;
+	size_t i;
+
+	for (i = 0; i < sizeof(dated) / sizeof(dated[0]) + 2; i++) {
+		memset(&tm, 0, sizeof(tm));
+		if (i >= sizeof(dated) / sizeof(dated[0])) {
+			/* Today's date, the time given. */
+			if (!localtime_r(&now, &tm))
+				return false;
+			tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+			end = strptime(s, undated[i - sizeof(dated) / sizeof(dated[0])], &tm);
+		} else {
+			end = strptime(s, dated[i], &tm);
+		}
+		if (!end || *end || s[0] == ' ')
+			continue;
+		tm.tm_isdst = -1;
+		want = tm;
+		*out = mktime(&tm);
+		/* mktime() moves a day that does not exist (02-30) on: refused. */
+		return *out != (time_t)-1 && tm.tm_mday == want.tm_mday &&
+		       tm.tm_mon == want.tm_mon && tm.tm_year == want.tm_year;
+	}
+	return false;
+}
+
+/* @s as wall-clock ns (CLOCK_REALTIME), or false. */
+static bool parse_time(const char *s, int64_t *out)
+{
+	struct timespec ts;
+	int64_t now, span;
+	size_t n = strlen(s);
+	time_t t;
+	char *end;
+	long long v;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+	if (!strcmp(s, "now")) {
+		*out = now;
+		return true;
+	}
+	if (!strcmp(s, "today") || !strcmp(s, "yesterday") || !strcmp(s, "tomorrow")) {
+		if (!midnight(ts.tv_sec, s[0] == 'y' ? -1 : s[2] == 'm' ? 1 : 0, &t))
+			return false;
+		*out = (int64_t)t * NS;
+		return true;
+	}
+	if (s[0] == '@') {
+		if (s[1] < '0' || s[1] > '9')
+			return false;
+		errno = 0;
+		v = strtoll(s + 1, &end, 10);
+		if (errno || *end || v > SPAN_MAX)
+			return false;
+		*out = (int64_t)v * NS;
+		return true;
+	}
+	if (s[0] == '-' || s[0] == '+') {
+		span = parse_span(s + 1, s + n);
+		if (span < 0)
+			return false;
+		*out = s[0] == '-' ? now - span * NS : now + span * NS;
+		return true;
+	}
+	if (n > 4 && !strcmp(s + n - 4, " ago")) {
+		span = parse_span(s, s + n - 4);
+		if (span < 0)
+			return false;
+		*out = now - span * NS;
+		return true;
+	}
+	if (!parse_clock(s, ts.tv_sec, &t))
+		return false;
+	*out = (int64_t)t * NS;
+	return true;
+}
+
+static int bad_time(const char *opt, const char *arg)
+{
+	fprintf(stderr, "pkmsg: bad time '%s' for %s: expected " TIME_FORMS "\n"
+		"Try 'pkmsg --help'.\n", arg, opt);
+	return EXIT_USAGE;
+}
+
+/* --grep RE: compiled, case folded by @icase.  0, or the usage error. */
+static int compile_grep(struct opts *o, const char *re, int icase)
+{
+	char why[256];
+	const char *p;
+	int ret;
+
+	if (icase < 0) {
+		/* As journalctl: a pattern without upper-case letters ignores case. */
+		for (p = re, icase = 1; *p; p++)
+			if (*p >= 'A' && *p <= 'Z')
+				icase = 0;
+	}
+	ret = regcomp(&o->re, re, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
+	if (ret) {
+		regerror(ret, &o->re, why, sizeof(why));
+		fprintf(stderr, "pkmsg: bad regular expression '%s' for --grep: %s (expected a "
+			"POSIX extended regular expression)\nTry 'pkmsg --help'.\n", re, why);
+		return EXIT_USAGE;
+	}
+	o->have_grep = true;
+	return 0;
+}
+
+/*
+ * Does @rec pass the filters (level, thread, process, module, fields,
+ * time, --grep)?  @zero is the store's realtime zero.
+ */
+static bool wanted(const struct opts *o, const struct pk_record *rec, int64_t zero)
+{
+	unsigned i;
+
+	if (!(o->levels & (1u << (rec->level & 7))))
+		return false;
+	if (o->have_tid && rec->tid != o->tid)
+		return false;
+	if (o->have_pid && rec->pid != o->pid)
+		return false;
+	if (o->modules && !pk__mod_list_match(o->modules, rec->module))
+		return false;
+	for (i = 0; i < o->nfields; i++)
+		if (!field_match(rec, o->fields[i]))
+			return false;
+	if (o->have_after && pk__realtime_ns(rec->ts_ns, zero) < o->after)
+		return false;
+	if (o->have_before && pk__realtime_ns(rec->ts_ns, zero) > o->before)
+		return false;
+	return !o->have_grep || regexec(&o->re, rec->text, 0, NULL, 0) == 0;
+}
+
+/*
+ * PAGER.  As journalctl: on a terminal, the output goes through $PAGER
+ * (run by sh; empty or "cat": none), else less, else more, else straight
+ * out.  LESS and LESSCHARSET get journalctl's defaults when unset: quit if
+ * one screen (F), raw colors (R), chop long lines (S), no init (X),
+ * prompt (M), quit on ^C (K).  A pager that cannot be started is reported
+ * back through a close-on-exec pipe, and pkmsg prints without one.
+ */
+static pid_t pager_pid = -1;
+
+static void start_pager(void)
+{
+	const char *pager = getenv("PAGER");
+	int out[2], st[2], err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pager && (!*pager || !strcmp(pager, "cat")))
+		return;
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return;
+	if (pipe2(st, O_CLOEXEC) < 0) {
+		close(out[0]);
+		close(out[1]);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(out[0], STDIN_FILENO) < 0)
+			_exit(127);
+		setenv("LESS", "FRSXMK", 0);
+		setenv("LESSCHARSET", "utf-8", 0);
+		if (pager) {
+			execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+		} else {
+			execlp("less", "less", (char *)NULL);
+			execlp("more", "more", (char *)NULL);
+		}
+		err = errno;
+		n = write(st[1], &err, sizeof(err));
+		(void)n;
+		_exit(127);
+	}
+	close(out[0]);
+	close(st[1]);
+	n = pid > 0 ? read(st[0], &err, sizeof(err)) : -1;
+	close(st[0]);
+	if (n != 0) {	/* no fork, or no exec: print without a pager */
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		close(out[1]);
+		return;
+	}
+	dup2(out[1], STDOUT_FILENO);
+	close(out[1]);
+	pager_pid = pid;
+}
+
+/* The output is complete: let the pager have its end, and wait for it. */
+static void end_pager(void)
+{
+	if (pager_pid < 0)
+		return;
+	fflush(stdout);
+	close(STDOUT_FILENO);
+	while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pager_pid = -1;
 }
 
 static const char *open_error(const char *path, int err)
@@ -351,6 +675,45 @@ static struct pk_reader *open_store(const struct opts *o)
 	return pk_reader_open_file(o->path);
 }
 
+/*
+ * -n N: where the last N records the filters pass begin, from the reader's
+ * position up to @end (the next seq when pkmsg started).  A first pass
+ * keeps the seqs of the last N in a ring; the reader is left at the
+ * oldest of them (at @end for none).  Return: 0, or a negative errno.
+ */
+static int tail_start(struct pk_reader *r, const struct opts *o, uint64_t end, int64_t zero)
+{
+	uint64_t from = pk_reader_tell(r), *ring, cap, count = 0;
+	struct pk_record rec;
+	int ret = 0;
+
+	if (!o->lines) {
+		pk_reader_seek(r, end);
+		return 0;
+	}
+	/* No more than the store can hold from here. */
+	cap = end > from ? end - from : 1;
+	if (cap > o->lines)
+		cap = o->lines;
+	ring = malloc(cap * sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	while (pk_reader_tell(r) < end && (ret = pk_reader_next(r, &rec)) > 0) {
+		if (rec.seq >= end)
+			break;
+		if (wanted(o, &rec, zero))
+			ring[count++ % cap] = rec.seq;
+	}
+	if (ret < 0) {
+		free(ring);
+		return ret;
+	}
+	/* Fewer than N: all of them, from where the reader began. */
+	pk_reader_seek(r, count < o->lines ? from : ring[count % cap]);
+	free(ring);
+	return 0;
+}
+
 static int run_store(const struct opts *o)
 {
 	static char line[PK_FORMAT_MAX];
@@ -361,7 +724,6 @@ static int run_store(const struct opts *o)
 	uint64_t expect, dump_end, waited_since = 0;
 	struct stat st;
 	size_t n;
-	unsigned i;
 	int ret;
 
 	r = open_store(o);
@@ -392,10 +754,20 @@ static int run_store(const struct opts *o)
 		pk_reader_seek(r, info.next_seq);
 	else if (o->have_since)
 		pk_reader_seek(r, o->since);
-	expect = pk_reader_tell(r);
 	dump_end = info.next_seq;
+	if (o->have_lines) {
+		ret = tail_start(r, o, dump_end, info.realtime_zero_ns);
+		if (ret < 0) {
+			fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
+			pk_reader_close(r);
+			return EXIT_NOSTORE;
+		}
+	}
+	expect = pk_reader_tell(r);
 	if (o->follow)
 		catch_stop_signals();
+	else if (!o->no_pager && isatty(STDOUT_FILENO) == 1)
+		start_pager();
 
 	for (;;) {
 		ret = pk_reader_next(r, &rec);
@@ -411,17 +783,7 @@ static int run_store(const struct opts *o)
 				fwrite(line, 1, n, stdout);
 			}
 			expect = rec.seq + 1;
-			if (!(o->levels & (1u << (rec.level & 7))))
-				continue;
-			if (o->have_tid && rec.tid != o->tid)
-				continue;
-			if (o->have_pid && rec.pid != o->pid)
-				continue;
-			if (o->modules && !pk__mod_list_match(o->modules, rec.module))
-				continue;
-			for (i = 0; i < o->nfields && field_match(&rec, o->fields[i]); i++)
-				;
-			if (i < o->nfields)
+			if (!wanted(o, &rec, fo.realtime_zero_ns))
 				continue;
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
 			fwrite(line, 1, n, stdout);
@@ -465,6 +827,7 @@ static int run_store(const struct opts *o)
 		pk_reader_wait(r, 50);
 	}
 	pk_reader_close(r);
+	end_pager();
 	if (stop_sig) {
 		fflush(stdout);
 		signal(stop_sig, SIG_DFL);
@@ -479,21 +842,33 @@ static int run_store(const struct opts *o)
 
 static int run(const struct opts *o)
 {
-	/* No locals here: they would be unreliable after the jump. */
+	int ret;
+
+	/* No locals set before the jump: they would be unreliable after it. */
 	if (sigsetjmp(bus_jump, 1))
-		return bus_error(o->path);
-	return run_store(o);
+		ret = bus_error(o->path);
+	else
+		ret = run_store(o);
+	end_pager();
+	return ret;
 }
 
 int main(int argc, char **argv)
 {
 	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE,
-	       OPT_FIELD };
+	       OPT_FIELD, OPT_CASE };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
 		{ "follow-new", no_argument, NULL, 'W' },
 		{ "level", required_argument, NULL, 'l' },
+		{ "lines", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "grep", required_argument, NULL, 'g' },
+		{ "case-sensitive", optional_argument, NULL, OPT_CASE },
+		{ "color", optional_argument, NULL, 'L' },
+		{ "no-pager", no_argument, NULL, 'P' },
 		{ "since-seq", required_argument, NULL, OPT_SINCE },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "pid", required_argument, NULL, OPT_PID },
@@ -512,10 +887,11 @@ int main(int argc, char **argv)
 	};
 	struct opts o = { .fmt = PK_FMT_HUMAN, .levels = 0xff };
 	unsigned kind = PK_FMT_HUMAN, flags = 0;
-	int c, kinds = 0, li = -1;
+	int c, kinds = 0, li = -1, icase = -1, ret;
+	const char *grep = NULL, *no_color, *term;
 	uint64_t v;
 
-	while ((c = getopt_long(argc, argv, "F:wWl:TdrJCh", lopts, &li)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:wWl:n:S:U:g:L::PTdrJCh", lopts, &li)) != -1) {
 		if (li >= 0) {
 			/*
 			 * The option's own element is the last one scanned, or
@@ -539,6 +915,46 @@ int main(int argc, char **argv)
 				return bad_usage("bad level list '%s': expected levels "
 						 PK__LEVEL_WANT ", N-M, LEVEL+ or +LEVEL", optarg);
 			break;
+		case 'n':
+			if (!parse_u64(optarg, UINT64_MAX, &o.lines))
+				return bad_usage("bad number of lines '%s': expected 0 or more",
+						 optarg);
+			o.have_lines = true;
+			break;
+		case 'S':
+			if (!parse_time(optarg, &o.after))
+				return bad_time("--since", optarg);
+			o.have_after = true;
+			break;
+		case 'U':
+			if (!parse_time(optarg, &o.before))
+				return bad_time("--until", optarg);
+			o.have_before = true;
+			break;
+		case 'g': grep = optarg; break;
+		case OPT_CASE:
+			if (!optarg || !strcmp(optarg, "yes") || !strcmp(optarg, "true") ||
+			    !strcmp(optarg, "1"))
+				icase = 0;
+			else if (!strcmp(optarg, "no") || !strcmp(optarg, "false") ||
+				 !strcmp(optarg, "0"))
+				icase = 1;
+			else
+				return bad_usage("bad --case-sensitive '%s': expected yes or no",
+						 optarg);
+			break;
+		case 'L':
+			if (!optarg || !strcmp(optarg, "auto"))
+				o.color = COLOR_AUTO;
+			else if (!strcmp(optarg, "always"))
+				o.color = COLOR_ALWAYS;
+			else if (!strcmp(optarg, "never"))
+				o.color = COLOR_NEVER;
+			else
+				return bad_usage("bad color '%s': expected auto, always or never",
+						 optarg);
+			break;
+		case 'P': o.no_pager = true; break;
 		case OPT_SINCE:
 			if (!parse_u64(optarg, UINT64_MAX, &o.since))
 				return bad_usage("bad sequence number '%s'", optarg);
@@ -587,6 +1003,18 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "choose one of --raw, --json and --syslog");
 	if (o.clear + o.stats + o.follow > 1)
 		return bad_usage("%s", "--clear, --stats and --follow exclude each other");
+	if (o.have_lines && o.follow_new)
+		return bad_usage("%s", "--lines and --follow-new exclude each other (-n 0 -w "
+				 "prints only new records)");
+	if (o.have_before && o.follow)
+		return bad_usage("%s", "--until and --follow exclude each other");
+	if (o.have_after && o.have_before && o.after > o.before)
+		return bad_usage("%s", "--since is later than --until");
+	if (grep) {
+		ret = compile_grep(&o, grep, icase);
+		if (ret)
+			return ret;
+	}
 	if (!o.path) {
 		o.path = secure_getenv("PK_BUFFER");	/* a set-id pkmsg trusts no caller's path */
 		if (!o.path || !*o.path)
@@ -594,5 +1022,16 @@ int main(int argc, char **argv)
 	}
 	/* Text from an untrusted file goes to a terminal: escape controls. */
 	o.fmt = kind | flags | PK_FMT_F_ESCAPE;
+	/*
+	 * Color is for the human format on a terminal, decided before a pager
+	 * takes the output: not with NO_COLOR set (no-color.org), nor on a
+	 * terminal that TERM calls dumb.
+	 */
+	no_color = getenv("NO_COLOR");
+	term = getenv("TERM");
+	if (o.color == COLOR_ALWAYS ||
+	    (o.color == COLOR_AUTO && isatty(STDOUT_FILENO) == 1 && !(no_color && *no_color) &&
+	     !(term && !strcmp(term, "dumb"))))
+		o.fmt |= PK_FMT_F_COLOR;
 	return run(&o);
 }

@@ -197,6 +197,8 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	c->ops = ops;
 	c->ctx = ctx;
 	c->config = config;
+	c->color = fmt & PK_FMT_F_COLOR;
+	fmt &= ~PK_FMT_F_COLOR;
 	atomic_init(&c->loglevel, loglevel < 0 ? -1 : loglevel);
 	atomic_init(&c->fmt, fmt);
 	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
@@ -783,6 +785,8 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	if (!pos)
 		pos = &c->pos;
 	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
+	if (c->color)
+		fo.fmt |= PK_FMT_F_COLOR;
 	if (fo.fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339)) {
 		struct timespec rt;
 

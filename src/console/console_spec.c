@@ -191,6 +191,8 @@ struct spec_con {
 	unsigned flags;		/* PK_FMT_F_* set by options */
 	unsigned flags_off;	/* PK_FMT_F_* cleared by options */
 	bool is_file;
+	bool is_fd;		/* stderr, stdout, fd:N: color= applies */
+	int color;		/* COLOR_AUTO, COLOR_ON, COLOR_OFF */
 	struct pk_file_opts fo;
 	bool is_5424;		/* syslog+udp://, +tcp://, +relp://, +unix:// */
 	struct pk_rfc5424_opts so;
@@ -217,6 +219,37 @@ static int refuse(struct spec_con *sc, const char *fmt, ...)
 /* The value a message quotes: its first 64 bytes. */
 #define VAL(v)	(int)(strlen(v) > 64 ? 64 : strlen(v)), (v)
 #define FMT_DRIVER	0xffu
+
+enum { COLOR_AUTO, COLOR_ON, COLOR_OFF };
+
+/*
+ * color=auto: the level's color when @fd is a terminal, unless NO_COLOR
+ * is set to anything but "" (no-color.org) or TERM is "dumb".  Decided
+ * once, when the console is registered; the write path only reads the
+ * console's flag.
+ */
+static bool color_auto(int fd)
+{
+	const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+
+	if (no && *no)
+		return false;
+	if (term && !strcmp(term, "dumb"))
+		return false;
+	return isatty(fd) == 1;
+}
+
+/* The descriptor of an fd-driver entry (stderr, stdout, fd:N), or -1. */
+static int entry_fd(const char *name)
+{
+	if (!strcmp(name, "stderr"))
+		return STDERR_FILENO;
+	if (!strcmp(name, "stdout"))
+		return STDOUT_FILENO;
+	if (!strncmp(name, "fd:", 3))
+		return (int)strtol(name + 3, NULL, 10);
+	return -1;
+}
 
 static int parse_bool(const char *v, bool *out)
 {
@@ -372,6 +405,19 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 				      ", see libprintk(7))", VAL(v));
 		return 0;
 	}
+	if (KEY("color") && sc->is_fd) {
+		bool on;
+
+		if (!strcmp(v, "auto"))
+			sc->color = COLOR_AUTO;
+		else if (!parse_bool(v, &on))
+			sc->color = on ? COLOR_ON : COLOR_OFF;
+		else
+			return refuse(sc, "color=\"%.*s\": expected auto, on or off", VAL(v));
+		return 0;
+	}
+	if (KEY("color"))
+		return refuse(sc, "option \"color\" is for stderr, stdout and fd:N consoles only");
 	if (KEY("rate")) {
 		if (parse_num(v, 10, 1000000000ull, &n) || !n)
 			return refuse(sc, "bad rate \"%.*s\" (expected 1-1000000000 bytes a second)",
@@ -430,8 +476,8 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 			      (int)klen, key);
 #undef KEY
 	return refuse(sc, "unknown option \"%.*s\" (expected fmt, tid, level, time, loglevel, "
-		      "rate, name; mode, rotate for file:; facility, app for syslog+*://; app for "
-		      "journal)",
+		      "rate, name; color for stderr, stdout, fd:N; mode, rotate for file:; "
+		      "facility, app for syslog+*://; app for journal)",
 		      (int)(klen > 64 ? 64 : klen), key);
 }
 
@@ -545,6 +591,7 @@ static int parse_entry(struct item *it, struct spec_con *sc)
 	}
 	memcpy(sc->name, it->buf, end + 1);
 	sc->is_file = !strncmp(sc->name, "file:", 5) && sc->name[5];
+	sc->is_fd = entry_fd(sc->name) >= 0;
 	sc->is_5424 = (!strncmp(sc->name, "syslog+udp://", 13) ||
 		       !strncmp(sc->name, "syslog+tcp://", 13) ||
 		       !strncmp(sc->name, "syslog+unix://", 14)) && sc->name[13];
@@ -566,6 +613,9 @@ static int register_one(struct spec_con *sc, bool config)
 		return ret;
 	fmt = sc->fmt == FMT_DRIVER ? drv.format : sc->fmt;
 	fmt = (fmt | sc->flags) & ~sc->flags_off;
+	if (sc->is_fd && (sc->color == COLOR_ON ||
+			  (sc->color == COLOR_AUTO && color_auto(entry_fd(sc->name)))))
+		fmt |= PK_FMT_F_COLOR;
 	if (sc->bps) {
 		ret = pk_console_throttle_make(&drv, sc->bps, &thr);
 		if (ret < 0) {
@@ -734,7 +784,9 @@ int pk__console_register_env(const char *spec)
 			"console; printing to stderr\n", src, SHOW_MAX, spec, strlen(spec));
 	if (pk_console_fd_make(STDERR_FILENO, &drv) < 0)
 		return 0;
-	if (!pk__con_register_named(drv.ops, drv.ctx, -1, drv.format, "stderr", true)) {
+	if (!pk__con_register_named(drv.ops, drv.ctx, -1,
+				    drv.format | (color_auto(STDERR_FILENO) ? PK_FMT_F_COLOR : 0),
+				    "stderr", true)) {
 		if (drv.ops->release)
 			drv.ops->release(drv.ctx);
 		return 0;

@@ -41,6 +41,7 @@ struct pk_console {
 	int slot;
 	char *name;			/* pk_console_find(); never NULL once registered */
 	bool config;			/* registered from the configuration's consoles */
+	bool color;			/* PK_FMT_F_COLOR at registration: kept by set_format */
 	_Atomic int loglevel;		/* < 0: the global console_loglevel */
 	_Atomic unsigned fmt;
 	struct pk__conown own;
@@ -85,7 +86,9 @@ struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx,
 				    unsigned fmt);
 /*
  * The same, with a name (NULL: ops->name) and marked as one of the
- * configuration's consoles if @config.  A configuration console whose name
+ * configuration's consoles if @config.  PK_FMT_F_COLOR in @fmt colors the
+ * console's human output for good (the PK_CONSOLE option color=), whatever
+ * pk_console_set_format() sets later.  A configuration console whose name
  * is in the table pk__con_replace_config() keeps starts where the console
  * of that name it replaces stopped, instead of at the backlog.
  */

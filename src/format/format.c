@@ -42,15 +42,6 @@ static void putc_(struct out *o, char c)
 	} while (0)
 
 /*
- * Wall-clock ns of a record.  Wrapping arithmetic: both terms may come from
- * an untrusted store file, where a signed sum could overflow.
- */
-static int64_t realtime_ns(uint64_t ts, int64_t zero)
-{
-	return (int64_t)(ts + (uint64_t)zero);
-}
-
-/*
  * Wall-clock time without localtime_r() (which takes a lock): days since
  * the epoch to a civil date (H. Hinnant's days_from_civil, inverted), the
  * zone's offset given.  Async-signal-safe.
@@ -97,7 +88,7 @@ static void put_rfc3339(struct out *o, const struct pk_record *rec, const struct
 	long off = fo->utc_offset_s, a = off < 0 ? -off : off;
 	struct civil cv;
 
-	to_civil(realtime_ns(rec->ts_ns, fo->realtime_zero_ns), off, &cv);
+	to_civil(pk__realtime_ns(rec->ts_ns, fo->realtime_zero_ns), off, &cv);
 	putf(o, "%04lld-%02u-%02uT%02u:%02u:%02u.%06u%c%02ld:%02ld", cv.year, cv.mon, cv.mday,
 	     cv.hour, cv.min, cv.sec, cv.usec, off < 0 ? '-' : '+', a / 3600, a / 60 % 60);
 }
@@ -109,7 +100,7 @@ static void put_ctime(struct out *o, const struct pk_record *rec, const struct p
 	static const char mons[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	struct civil cv;
 
-	to_civil(realtime_ns(rec->ts_ns, fo->realtime_zero_ns), fo->utc_offset_s, &cv);
+	to_civil(pk__realtime_ns(rec->ts_ns, fo->realtime_zero_ns), fo->utc_offset_s, &cv);
 	putf(o, "%.3s %.3s %2u %02u:%02u:%02u %lld", days + 3 * cv.wday, mons + 3 * (cv.mon - 1),
 	     cv.mday, cv.hour, cv.min, cv.sec, cv.year);
 }
@@ -125,7 +116,7 @@ static void put_time(struct out *o, const struct pk_record *rec, const struct pk
 		put(o, "[", 1);
 		put_rfc3339(o, rec, fo);
 	} else if (fo->fmt & PK_FMT_F_REALTIME) {
-		time_t t = (time_t)(realtime_ns(ts, fo->realtime_zero_ns) / 1000000000ll);
+		time_t t = (time_t)(pk__realtime_ns(ts, fo->realtime_zero_ns) / 1000000000ll);
 		struct tm tm;
 		char date[64];
 
@@ -272,6 +263,19 @@ static void put_safe(struct out *o, const char *s, size_t n)
 }
 
 /*
+ * Colors (PK_FMT_F_COLOR), util-linux dmesg's defaults for the levels it
+ * colors (sys-utils/dmesg.c): alert reverse red, crit bold red, err red,
+ * warn bold.  dmesg leaves emerg plain; here it takes alert's color, the
+ * more urgent one.  notice, info and debug are plain.  Each colored text
+ * line ends in a reset before its newline, so no color outlives its
+ * record, and the escape bytes of the text itself are escaped as ever.
+ */
+static const char *const level_color[8] = {
+	"\033[7;31m", "\033[7;31m", "\033[1;31m", "\033[31m", "\033[1m", NULL, NULL, NULL,
+};
+#define COLOR_RESET	"\033[0m"
+
+/*
  * Human and syslog: the prefix, then the text; each newline in the text
  * starts a continuation line (see "Escaping" above).  A newline that ends
  * the text adds no empty line.
@@ -281,6 +285,7 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 {
 	static const char spaces[] = "                                                                ";
 	const char *t = rec->text, *end = rec->text + rec->len, *nl;
+	const char *color = NULL;
 	size_t indent;
 
 	static const char levels[][8] = { "emerg :", "alert :", "crit  :", "err   :",
@@ -326,11 +331,17 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 	indent = syslog ? 0 : o->len - indent;
 	if (indent > sizeof(spaces) - 1)
 		indent = sizeof(spaces) - 1;
+	if (!syslog && fo->fmt & PK_FMT_F_COLOR)
+		color = level_color[rec->level & 7];
 	for (;;) {
 		nl = memchr(t, '\n', (size_t)(end - t));
 		if (!nl)
 			nl = end;
+		if (color)
+			put(o, color, strlen(color));
 		put_safe(o, t, (size_t)(nl - t));
+		if (color)
+			put(o, COLOR_RESET, sizeof(COLOR_RESET) - 1);
 		putc_(o, '\n');
 		if (nl + 1 >= end)
 			break;
@@ -621,7 +632,7 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		putf(&o, "{\"seq\":%llu,\"ts_us\":%llu,", (unsigned long long)rec->seq, us);
 		if (fo->fmt & PK_FMT_F_REALTIME)
 			putf(&o, "\"time_us\":%lld,",
-			     (long long)(realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
+			     (long long)(pk__realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
 		if (fo->fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339)) {
 			put(&o, "\"time\":\"", 8);
 			put_rfc3339(&o, rec, fo);
@@ -668,7 +679,14 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		put_lines(&o, rec, fo, false);
 		break;
 	}
-	/* Truncated output still ends the line. */
+	/*
+	 * Truncated output still ends the line, and a colored one ends its
+	 * color: a reset (its sequence whole) then the newline, in the last
+	 * bytes.  A sequence of ours it cuts short is ended by the reset's ESC.
+	 */
+	if (!o.left && o.len > sizeof(COLOR_RESET) && PK_FMT_KIND(fo->fmt) == PK_FMT_HUMAN &&
+	    fo->fmt & PK_FMT_F_COLOR)
+		memcpy(buf + o.len - sizeof(COLOR_RESET), COLOR_RESET "\n", sizeof(COLOR_RESET));
 	if (o.len && buf[o.len - 1] != '\n')
 		buf[o.len - 1] = '\n';
 	buf[o.len] = '\0';

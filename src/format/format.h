@@ -88,6 +88,24 @@ struct pk__va_format {
 	va_list *va;
 };
 
+/*
+ * A record's wall-clock time: its CLOCK_MONOTONIC @ts plus @zero, the
+ * CLOCK_REALTIME at monotonic zero (struct pk_store_info's
+ * realtime_zero_ns for a store file).  Wrapping arithmetic: both terms may
+ * come from an untrusted store file, where a signed sum could overflow.
+ * pk__mono_ns() is its inverse: the monotonic timestamp a record made at
+ * wall-clock @real_ns carries (pkmsg --since and --until).
+ */
+static inline int64_t pk__realtime_ns(uint64_t ts, int64_t zero)
+{
+	return (int64_t)(ts + (uint64_t)zero);
+}
+
+static inline uint64_t pk__mono_ns(int64_t real_ns, int64_t zero)
+{
+	return (uint64_t)real_ns - (uint64_t)zero;
+}
+
 struct pk_format_opts {
 	unsigned fmt;			/* enum pk_format | PK_FMT_F_* */
 	int64_t realtime_zero_ns;	/* for PK_FMT_F_REALTIME */
@@ -96,6 +114,14 @@ struct pk_format_opts {
 };
 #define PK_FMT_F_REALTIME	0x200u	/* human: wall-clock date instead of uptime */
 #define PK_FMT_F_DELTA		0x400u	/* human: add <delta> since prev_ts_ns */
+/*
+ * Human only: the text of each record in its level's color, as util-linux
+ * dmesg --color shows it (format.c, "Colors").  The escape sequences are
+ * the renderer's own constant strings, put around the escaped text: escape
+ * bytes in the text itself are still written as \x1b.  For a terminal
+ * (pkmsg --color, a console's color=); never for a file, JSON or syslog.
+ */
+#define PK_FMT_F_COLOR		0x4000u
 /*
  * Every rendering but raw escapes the text (format.c, "Escaping"); the flag
  * is kept for callers that asked for it and adds nothing.
