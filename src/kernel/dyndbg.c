@@ -961,7 +961,8 @@ static size_t emit_prefix(const struct pk_dyndbg_site *s, unsigned flags, char *
 }
 
 /* A format too long to join with the prefix: format it apart. */
-static __attribute__((noinline)) int print_apart(const struct pk_module *mod, const char *prefix,
+static __attribute__((noinline)) int print_apart(const struct pk_module *mod,
+						   const struct pk_srcloc *loc, const char *prefix,
 						   const char *fmt, va_list ap)
 {
 	char msg[PK_RECORD_MAX + 1];
@@ -969,7 +970,7 @@ static __attribute__((noinline)) int print_apart(const struct pk_module *mod, co
 	/* A kernel format (PK_KFMT first) keeps its %p extensions. */
 	if (pk__stbsp_vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 		return -EINVAL;
-	return pk_printk_mod(mod, PK_DEBUG, "%s%s", prefix, msg);
+	return pk_printk_loc(mod, loc, PK_DEBUG, "%s%s", prefix, msg);
 }
 
 int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_list ap)
@@ -983,10 +984,15 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 	char prefix[PREFIX_SIZE], joined[256];
 	size_t plen, flen, n = 0, i;
 	struct pk_module as;
+	struct pk_srcloc loc;
 	unsigned flags;
 
 	if (!site || !fmt)
 		return -EINVAL;
+	/* The record carries its site's place, as the level macros' do. */
+	loc.file = site->filename;
+	loc.func = site->function;
+	loc.line = site->lineno;
 	/*
 	 * The site is enabled: its record is stored at PK_DEBUG whatever its
 	 * module's level, as the kernel prints an enabled pr_debug() at
@@ -1008,12 +1014,12 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 	/* LMM(site_flags) */
 	flags = __atomic_load_n(&site->flags, __ATOMIC_RELAXED);
 	if (!(flags & (PK_DYNDBG_TID | PK_DYNDBG_MODNAME | PK_DYNDBG_FUNCNAME | PK_DYNDBG_LINENO)))
-		return pk_vprintk_mod(mod, PK_DEBUG, fmt, ap);
+		return pk_vprintk_loc(mod, &loc, PK_DEBUG, fmt, ap);
 	plen = emit_prefix(site, flags, prefix);
 	flen = strlen(fmt);
 	/* The prefix joins the format, its '%' doubled: one pk_vprintk. */
 	if (2 * plen + flen + 1 > sizeof(joined))
-		return print_apart(mod, prefix, fmt, ap);
+		return print_apart(mod, &loc, prefix, fmt, ap);
 	/* A kernel format's PK_KFMT stays in front of the prefix. */
 	if (fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
 		joined[n++] = *fmt++;
@@ -1026,7 +1032,7 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 		joined[n++] = prefix[i];
 	}
 	memcpy(joined + n, fmt, flen + 1);
-	return pk_vprintk_mod(mod, PK_DEBUG, joined, ap);
+	return pk_vprintk_loc(mod, &loc, PK_DEBUG, joined, ap);
 }
 
 int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)
