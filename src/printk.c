@@ -37,6 +37,11 @@ static PK__TLS bool in_init;
 static _Atomic int def_level = PK_WARNING;
 /* Store pk_printk()'s format and arguments, formatting later (PK_CFG_EAGER unset). */
 static _Atomic bool defer_on = true;
+/*
+ * Whether records keep their call site (PK_CFG_NO_SRCLOC unset, PK_SRCLOC):
+ * set by pk_init(), read relaxed by every call.
+ */
+static _Atomic bool srcloc_on = true;
 
 /* The store file that could not be used last (said once on stderr), and why. */
 static char failed_path[4096];
@@ -215,6 +220,7 @@ static int reinit(const struct pk_config *cfg, bool ll_weak)
 		pk__gate_slots_set(false);
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
+	atomic_store_explicit(&srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
 	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
@@ -291,6 +297,7 @@ static int init_cfg(const struct pk_config *cfg, bool ll_weak)
 	pk__g.cfg = *cfg;
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
+	atomic_store_explicit(&srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
 	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
@@ -468,12 +475,6 @@ struct fields_arg {
 	int err;
 	const struct pk_srcloc *loc;	/* the call site, or NULL */
 };
-
-/*
- * Whether records keep their call site (PK_CFG_NO_SRCLOC, PK_SRCLOC):
- * set by pk_init(), read relaxed by every call.
- */
-static _Atomic bool srcloc_on = true;
 
 /*
  * After the module prefix of @mplen bytes at @buf: the location block

@@ -993,6 +993,8 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 	loc.file = site->filename;
 	loc.func = site->function;
 	loc.line = site->lineno;
+	loc.file_len = 0;
+	loc.func_len = 0;
 	/*
 	 * The site is enabled: its record is stored at PK_DEBUG whatever its
 	 * module's level, as the kernel prints an enabled pr_debug() at

@@ -158,6 +158,14 @@ void pk_config_init(struct pk_config *cfg)
 		cfg->flags |= PK_CFG_EAGER;
 	if ((v = secure_getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_CRASH_HANDLER;
+	if ((v = secure_getenv("PK_SRCLOC")) && *v) {
+		if (!strcmp(v, "0"))
+			cfg->flags |= PK_CFG_NO_SRCLOC;
+		else if (!strcmp(v, "1"))
+			cfg->flags &= ~PK_CFG_NO_SRCLOC;
+		else
+			bad_env("PK_SRCLOC", v, "0 (records keep no call site) or 1 (they do)");
+	}
 	if ((v = secure_getenv("PK_GATE")) && !strcmp(v, "counters"))
 		cfg->flags |= PK_CFG_GATE_COUNTERS;
 	if ((v = secure_getenv("PK_BUDGET_US")) && *v) {

@@ -221,14 +221,16 @@ size_t pk__loc_encode(char *dst, const struct pk_srcloc *loc)
 	if (!loc || (!loc->file && !loc->func))
 		return 0;
 	if (loc->file) {
-		flen = bounded_len(loc->file, 4096);
+		flen = loc->file_len ? loc->file_len : bounded_len(loc->file, 4096);
 		if (flen > PK_RING_LOC_FILE_MAX) {
 			skip = flen - PK_RING_LOC_FILE_MAX;
 			flen = PK_RING_LOC_FILE_MAX;
 		}
 	}
 	if (loc->func)
-		glen = bounded_len(loc->func, PK_RING_LOC_FUNC_MAX);
+		glen = loc->func_len ? (loc->func_len < PK_RING_LOC_FUNC_MAX ? loc->func_len
+						 : PK_RING_LOC_FUNC_MAX)
+				     : bounded_len(loc->func, PK_RING_LOC_FUNC_MAX);
 	dst[0] = (char)(loc->line & 0xff);
 	dst[1] = (char)(loc->line >> 8 & 0xff);
 	dst[2] = (char)(loc->line >> 16 & 0xff);
