@@ -299,6 +299,38 @@ static void test_rfc5424_long_keys(void **state)
 	pk_reader_close(r);
 }
 
+#ifdef SRCLOC_CXX
+int srcloc_cxx_log(void);
+extern unsigned srcloc_cxx_line;
+#endif
+
+/* C++ callers' sites (GCC and Clang: the same static struct per site). */
+static void test_cxx(void **state)
+{
+#ifdef SRCLOC_CXX
+	struct pk_reader *r = reader_here();
+	struct pk_record rec;
+
+	(void)state;
+	assert_true(srcloc_cxx_log() > 0);
+	next(r, &rec);
+	assert_string_equal(rec.text, "from C++ 1");
+	assert_non_null(strstr(rec.file, "srcloc_cxx.cpp"));
+	assert_string_equal(rec.func, "srcloc_cxx_log");
+	assert_int_equal(rec.line, srcloc_cxx_line);
+	next(r, &rec);
+	assert_string_equal(rec.text, "from C++ 2");
+	assert_string_equal(rec.func, "srcloc_cxx_log");
+	assert_int_equal(rec.line, srcloc_cxx_line + 2);
+	pk_reader_close(r);
+#else
+	(void)state;
+	if (getenv("PK_TEST_REQUIRE_CXX") && !strcmp(getenv("PK_TEST_REQUIRE_CXX"), "1"))
+		fail_msg("test_srcloc was built without a C++ compiler (install g++)");
+	skip();
+#endif
+}
+
 /* PK_CFG_NO_SRCLOC, and PK_SRCLOC for pk_config_init(). */
 static void test_switch(void **state)
 {
@@ -423,6 +455,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_read_back),
 		cmocka_unit_test(test_cont_alone),
 		cmocka_unit_test(test_header_site),
+		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
 		cmocka_unit_test(test_fields_dropped_shown),
 		cmocka_unit_test(test_rfc5424_long_keys),
