@@ -239,6 +239,10 @@ static int reinit(const struct pk_config *cfg, bool ll_weak)
  * pk_init() with @cfg checked and its zeros made defaults
  * (pk__config_resolve()).  @ll_weak: the console loglevel is the default
  * one, which a loglevel the program set before (pk_set_loglevel()) beats.
+ * It is the same whether the environment came in through pk_init(NULL)
+ * or through pk_config_init(): PK_LOGLEVEL is the user's choice and
+ * beats an earlier pk_set_loglevel(); without it, the default loglevel
+ * (0, or the 7 pk_config_init() writes) does not.
  */
 int pk_init(const struct pk_config *cfg)
 {
@@ -249,13 +253,14 @@ int pk_init(const struct pk_config *cfg)
 	if (!cfg) {
 		/* The defaults and the environment: no field is the program's choice. */
 		pk_config_init(&res);
-		ll_weak = true;
+		ll_weak = !pk__env_loglevel_set();
 	} else {
 		ret = pk__config_check(cfg);
 		if (ret < 0)
 			return ret;
 		res = *cfg;
-		ll_weak = !cfg->console_loglevel;
+		ll_weak = !cfg->console_loglevel ||
+			  (cfg->console_loglevel == PK__LOGLEVEL_DEFAULT && !pk__env_loglevel_set());
 	}
 	pk__config_resolve(&res);
 	return init_cfg(&res, ll_weak);

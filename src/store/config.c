@@ -119,7 +119,7 @@ void pk_config_init(struct pk_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->buffer_size = PK_BUFFER_SIZE_DEFAULT;
 	cfg->mode = PK_MODE_HANDOFF;
-	cfg->console_loglevel = 7;	/* print everything but debug */
+	cfg->console_loglevel = PK__LOGLEVEL_DEFAULT;	/* print everything but debug */
 	cfg->default_level = PK_WARNING;
 	cfg->facility = 1;		/* LOG_USER >> 3 */
 	/*
@@ -178,6 +178,14 @@ void pk_config_init(struct pk_config *cfg)
 	}
 }
 
+bool pk__env_loglevel_set(void)
+{
+	const char *v = secure_getenv("PK_LOGLEVEL");
+	int l;
+
+	return v && *v && pk__parse_level(v, &l) == 0;
+}
+
 /*
  * Zero is the default in every field (so that { 0 } is the defaults);
  * PK_CFG_ZERO, where 0 is a value of its own, asks for that value.
@@ -204,7 +212,7 @@ void pk__config_resolve(struct pk_config *c)
 	if (!c->buffer_size)
 		c->buffer_size = PK_BUFFER_SIZE_DEFAULT;
 	if (!c->console_loglevel)
-		c->console_loglevel = 7;	/* print everything but debug */
+		c->console_loglevel = PK__LOGLEVEL_DEFAULT;	/* print everything but debug */
 	else if (c->console_loglevel == PK_CFG_ZERO)
 		c->console_loglevel = 0;	/* print nothing */
 	if (!c->print_budget_us)

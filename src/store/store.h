@@ -185,6 +185,10 @@ int pk__parse_level(const char *s, int *level);
 /* PK_BUFFER_SIZE: the largest data ring (its store stays under PK_BUFFER_SIZE_MAX). */
 #define PK__DATA_SIZE_MAX	((size_t)512 << 20)
 size_t pk__store_size_for(size_t data);
+/* The console loglevel pk_config_init() writes when PK_LOGLEVEL does not say. */
+#define PK__LOGLEVEL_DEFAULT	7
+/* Does PK_LOGLEVEL give a valid loglevel (the user chose one)? */
+bool pk__env_loglevel_set(void);
 /* Is @c a configuration pk_init() takes?  0, or -EINVAL. */
 int pk__config_check(const struct pk_config *c);
 /*
