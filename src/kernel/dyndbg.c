@@ -476,6 +476,31 @@ struct exec_report {
 };
 
 /*
+ * The next query of a writable copy of a query list, at *@pos: queries
+ * are ';' or newline separated, their leading blanks skipped, and empty
+ * ones and comments ('#' first) passed over.  The separator after it is
+ * overwritten with a NUL and *@pos moved past it (NULL after the last).
+ * Shared by exec_queries() and report_env_unmatched(), which number the
+ * queries alike.  Return: the query, or NULL when none is left.
+ */
+static char *next_query(char **pos)
+{
+	char *q, *split;
+
+	while ((q = *pos)) {
+		split = strpbrk(q, ";\n");
+		if (split)
+			*split++ = '\0';
+		*pos = split;
+		while (isspace((unsigned char)*q))
+			q++;
+		if (*q && *q != '#')
+			return q;
+	}
+	return NULL;
+}
+
+/*
  * Run queries @text (';' or newline separated) on objects [@from, @to).
  * A failing query is skipped; the others still apply.  Caller holds
  * reg_lock.  Return: matches, or -EINVAL, -ENOMEM.
@@ -485,7 +510,7 @@ static int exec_queries(const char *text, int from, int to, const struct exec_re
 	char msg[256] = "";
 	struct errbuf e = { msg, sizeof(msg) };
 	int nfound = 0, rc, ret = 0, k = 0;
-	char *copy, *q, *split, *shown;
+	char *copy, *pos, *q, *shown;
 	struct query pq;
 	size_t used = 0;
 
@@ -498,16 +523,7 @@ static int exec_queries(const char *text, int from, int to, const struct exec_re
 		free(shown);
 		return -ENOMEM;
 	}
-	for (q = copy; q; q = split, k++) {
-		split = strpbrk(q, ";\n");
-		if (split)
-			*split++ = '\0';
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!*q || *q == '#') {
-			k--;
-			continue;
-		}
+	for (pos = copy; (q = next_query(&pos)); k++) {
 		strcpy(shown, q);
 		rc = exec_one(q, &pq, from, to, &e);
 		if (rc < 0) {
@@ -693,7 +709,7 @@ static const char list_header[] = "# filename:lineno [module]function flags form
  */
 static void report_env_unmatched(void)
 {
-	char msg[256] = "", *copy, *q, *split;
+	char msg[256] = "", *copy, *pos, *q;
 	struct errbuf e = { msg, sizeof(msg) };
 	struct flag_settings m;
 	struct query pq;
@@ -705,18 +721,9 @@ static void report_env_unmatched(void)
 	copy = strdup(env_query);
 	if (!copy)
 		return;
-	for (q = copy; q; q = split, k++) {
+	for (pos = copy; (q = next_query(&pos)); k++) {
 		char shown[200];
 
-		split = strpbrk(q, ";\n");
-		if (split)
-			*split++ = '\0';
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!*q || *q == '#') {
-			k--;
-			continue;
-		}
 		snprintf(shown, sizeof(shown), "%s", q);
 		if (env_counts[k] != 0 || parse_one(q, &pq, &m, &e) < 0)
 			continue;
