@@ -785,6 +785,66 @@ static void test_library_missing(void **state)
 	drv.ops->release(drv.ctx);
 }
 
+/*
+ * A fork() while another thread is loading librelp (its lock held, here
+ * for as long as the test wants): the child's own make must not wait for
+ * that thread, which the child does not have.
+ */
+static atomic_int load_held, load_go;
+
+static void hold_load(void)
+{
+	atomic_store(&load_held, 1);
+	while (!atomic_load(&load_go))
+		usleep(1000);
+}
+
+static void *load_in_thread(void *arg)
+{
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
+				     .port = 9 };
+	struct pk_console_driver drv;
+
+	*(int *)arg = pk_console_rfc5424_make(&o, &drv);
+	return NULL;
+}
+
+static void test_fork_during_load(void **state)
+{
+	const char *soname = pk__relp_soname;
+	int status, tret = 0;
+	pthread_t t;
+	pid_t pid;
+
+	(void)state;
+	/* A library that is not there: every load fails at once, none succeeds. */
+	pk__relp_soname = "libprintk-test-no-such-librelp.so.0";
+	pk__relp_load_hook = hold_load;
+	atomic_store(&load_held, 0);
+	atomic_store(&load_go, 0);
+	assert_int_equal(pthread_create(&t, NULL, load_in_thread, &tret), 0);
+	while (!atomic_load(&load_held))
+		usleep(1000);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
+					     .port = 9 };
+		struct pk_console_driver drv;
+
+		pk__relp_load_hook = NULL;
+		_exit(pk_console_rfc5424_make(&o, &drv) == -EPROTONOSUPPORT ? 0 : 1);
+	}
+	tu_waitpid(pid, &status, 10000, "the child that loads librelp");
+	atomic_store(&load_go, 1);
+	pthread_join(t, NULL);
+	pk__relp_load_hook = NULL;
+	pk__relp_soname = soname;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(tret, -EPROTONOSUPPORT);
+}
+
 /* ---- names resolved off the caller's path ---- */
 
 static struct daemon first_d;
@@ -934,6 +994,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		/* First: no RELP console may have loaded librelp before it. */
 		cmocka_unit_test_setup_teardown(test_library_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names_and_spec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_and_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_restart, setup, teardown),
