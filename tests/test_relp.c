@@ -328,9 +328,20 @@ static struct got *parse(const char *path, const char *app, size_t *n, uint64_t 
 		}
 		k = 0;
 		snprintf(prefix, sizeof(prefix),
-			 "%%u|%s|[printk@32473 seq=\"%%llu\" tid=\"%%*u\"]|%%n", app);
+			 "%%u|%s|[printk@32473 seq=\"%%llu\" tid=\"%%*u\"]%%n", app);
 		if (sscanf(p, prefix, &pri, &s, &k) != 2 || !k)
 			fail_msg("a line that is not as sent: \"%s\"", p);
+		/* The level macro's call site (printk.h, SOURCE LOCATIONS), if any. */
+		if (!strncmp(p + k, "[code@32473 ", 12)) {
+			char *e = strstr(p + k, "\"]|");
+
+			if (!e)
+				fail_msg("a call site that is not whole: \"%s\"", p);
+			k = (int)(e + 2 - p);
+		}
+		if (p[k] != '|')
+			fail_msg("a line that is not as sent: \"%s\"", p);
+		k++;
 		snprintf(prefix, sizeof(prefix), "|%s|", app);
 		g[*n].pri = pri;
 		g[*n].seq = s;
@@ -799,13 +810,22 @@ static void hold_load(void)
 		usleep(1000);
 }
 
-static void *load_in_thread(void *arg)
+/* A make, released again if it was made (librelp may be loaded already). */
+static int make_release(void)
 {
 	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
 				     .port = 9 };
 	struct pk_console_driver drv;
+	int ret = pk_console_rfc5424_make(&o, &drv);
 
-	*(int *)arg = pk_console_rfc5424_make(&o, &drv);
+	if (ret == 0)
+		drv.ops->release(drv.ctx);
+	return ret;
+}
+
+static void *load_in_thread(void *arg)
+{
+	*(int *)arg = make_release();
 	return NULL;
 }
 
@@ -817,7 +837,10 @@ static void test_fork_during_load(void **state)
 	pid_t pid;
 
 	(void)state;
-	/* A library that is not there: every load fails at once, none succeeds. */
+	/*
+	 * A library that is not there: a load fails at once (or finds the
+	 * real one loaded by an earlier case: then the make succeeds).
+	 */
 	pk__relp_soname = "libprintk-test-no-such-librelp.so.0";
 	pk__relp_load_hook = hold_load;
 	atomic_store(&load_held, 0);
@@ -828,12 +851,11 @@ static void test_fork_during_load(void **state)
 	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
-					     .port = 9 };
-		struct pk_console_driver drv;
+		int ret;
 
 		pk__relp_load_hook = NULL;
-		_exit(pk_console_rfc5424_make(&o, &drv) == -EPROTONOSUPPORT ? 0 : 1);
+		ret = make_release();
+		_exit(ret == 0 || ret == -EPROTONOSUPPORT ? 0 : 1);
 	}
 	tu_waitpid(pid, &status, 10000, "the child that loads librelp");
 	atomic_store(&load_go, 1);
@@ -842,7 +864,7 @@ static void test_fork_during_load(void **state)
 	pk__relp_soname = soname;
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_int_equal(tret, -EPROTONOSUPPORT);
+	assert_true(tret == 0 || tret == -EPROTONOSUPPORT);
 }
 
 /* ---- names resolved off the caller's path ---- */
