@@ -26,6 +26,7 @@
 
 #include "console/rfc5424.h"
 #include "format/format.h"
+#include "printk/console.h"
 #include "printk/kernel.h"
 #include "printk/printk.h"
 #include "printk/reader.h"
@@ -247,6 +248,41 @@ static void test_renderings(void **state)
 	pk_reader_close(r);
 }
 
+/* loc=on in a PK_CONSOLE entry: the file console's lines show the site. */
+static void test_console_loc_option(void **state)
+{
+	char *path = tu_tmp_path("srcloc-con"), spec[4200], want[512], *text, *err;
+	struct tu_grab gr;
+	unsigned l;
+
+	(void)state;
+	unlink(path);
+	snprintf(spec, sizeof(spec), "file:%s,loc=on,name=srcloc", path);
+	assert_int_equal(pk_console_register_spec(spec), 1);
+	l = __LINE__ + 1;
+	pk_warn("to the file\n");
+	pk_printk(PK_WARNING, "no site\n");
+	assert_int_equal(pk_flush(5000), 0);
+	text = tu_read_file(path, NULL);
+	assert_non_null(text);
+	snprintf(want, sizeof(want), "] %s:%u test_console_loc_option: to the file\n", __FILE__, l);
+	if (!strstr(text, want))
+		fail_msg("file console: %s", text);
+	assert_non_null(strstr(text, "] no site\n"));
+	free(text);
+	assert_int_equal(pk_console_unregister(pk_console_find("srcloc")), 0);
+
+	/* A bad value: refused, naming it and the allowed ones. */
+	tu_grab_start(&gr);
+	assert_int_equal(pk_console_register_spec("stderr,loc=maybe"), 0);
+	err = tu_grab_end(&gr);
+	assert_non_null(strstr(err, "loc"));
+	assert_non_null(strstr(err, "maybe"));
+	free(err);
+	unlink(path);
+	free(path);
+}
+
 /* A field left out shows in kmsg and RFC 5424 as in JSON. */
 static void test_fields_dropped_shown(void **state)
 {
@@ -457,6 +493,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_site),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
+		cmocka_unit_test(test_console_loc_option),
 		cmocka_unit_test(test_fields_dropped_shown),
 		cmocka_unit_test(test_rfc5424_long_keys),
 		cmocka_unit_test(test_switch),
