@@ -37,6 +37,11 @@ static PK__TLS bool in_init;
 static _Atomic int def_level = PK_WARNING;
 /* Store pk_printk()'s format and arguments, formatting later (PK_CFG_EAGER unset). */
 static _Atomic bool defer_on = true;
+/*
+ * Whether records keep their call site (PK_CFG_NO_SRCLOC unset, PK_SRCLOC):
+ * set by pk_init(), read relaxed by every call.
+ */
+static _Atomic bool srcloc_on = true;
 
 /* The store file that could not be used last (said once on stderr), and why. */
 static char failed_path[4096];
@@ -215,6 +220,7 @@ static int reinit(const struct pk_config *cfg, bool ll_weak)
 		pk__gate_slots_set(false);
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
+	atomic_store_explicit(&srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
 	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
@@ -233,6 +239,10 @@ static int reinit(const struct pk_config *cfg, bool ll_weak)
  * pk_init() with @cfg checked and its zeros made defaults
  * (pk__config_resolve()).  @ll_weak: the console loglevel is the default
  * one, which a loglevel the program set before (pk_set_loglevel()) beats.
+ * It is the same whether the environment came in through pk_init(NULL)
+ * or through pk_config_init(): PK_LOGLEVEL is the user's choice and
+ * beats an earlier pk_set_loglevel(); without it, the default loglevel
+ * (0, or the 7 pk_config_init() writes) does not.
  */
 int pk_init(const struct pk_config *cfg)
 {
@@ -243,13 +253,14 @@ int pk_init(const struct pk_config *cfg)
 	if (!cfg) {
 		/* The defaults and the environment: no field is the program's choice. */
 		pk_config_init(&res);
-		ll_weak = true;
+		ll_weak = !pk__env_loglevel_set();
 	} else {
 		ret = pk__config_check(cfg);
 		if (ret < 0)
 			return ret;
 		res = *cfg;
-		ll_weak = !cfg->console_loglevel;
+		ll_weak = !cfg->console_loglevel ||
+			  (cfg->console_loglevel == PK__LOGLEVEL_DEFAULT && !pk__env_loglevel_set());
 	}
 	pk__config_resolve(&res);
 	return init_cfg(&res, ll_weak);
@@ -291,6 +302,7 @@ static int init_cfg(const struct pk_config *cfg, bool ll_weak)
 	pk__g.cfg = *cfg;
 	atomic_store_explicit(&def_level, cfg->default_level, memory_order_relaxed);
 	atomic_store_explicit(&defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
+	atomic_store_explicit(&srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
 	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
 	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
 	pk__con_update_utc_offset();
@@ -422,19 +434,19 @@ static void refuse(void)
 
 
 /*
- * Store package @pkg (@n bytes, a whole line, after a module prefix of
- * @plen bytes, followed by a fields block of @flen bytes) as a record;
- * then print as the mode says.
+ * Store package @pkg (@n bytes, a whole line, after a module prefix and
+ * location block of @plen bytes together, as @flags says, followed by a
+ * fields block of @flen bytes) as a record; then print as the mode says.
  */
-static int store_package(int level, const unsigned char *pkg, size_t plen, int n, size_t flen)
+static int store_package(int level, unsigned flags, const unsigned char *pkg, size_t plen, int n,
+			 size_t flen)
 {
 	uint64_t seq;
 	int ret;
 
 	pk__self.in_printk++;
-	ret = pk__store(level, PK__REC_PACKED | (plen ? PK__REC_MODULE : 0) |
-			(flen ? PK__REC_FIELDS : 0), (const char *)pkg,
-			plen + (size_t)n + flen, &seq);
+	ret = pk__store(level, flags | PK__REC_PACKED | (flen ? PK__REC_FIELDS : 0),
+			(const char *)pkg, plen + (size_t)n + flen, &seq);
 	pk__self.open_valid = false;
 	if (ret == 0) {
 		pk__self.open_seq = seq;	/* the thread's newest, closed */
@@ -466,17 +478,35 @@ struct fields_arg {
 	const struct pk_field *f;
 	size_t n;
 	int err;
+	const struct pk_srcloc *loc;	/* the call site, or NULL */
 };
+
+/*
+ * After the module prefix of @mplen bytes at @buf: the location block
+ * of @loc if locations are kept, PK__REC_LOC added to *@flags.  Return:
+ * the block's bytes.
+ */
+static size_t put_loc(char *buf, size_t mplen, const struct pk_srcloc *loc, unsigned *flags)
+{
+	size_t n;
+
+	if (!loc || !atomic_load_explicit(&srcloc_on, memory_order_relaxed))
+		return 0;
+	n = pk__loc_encode(buf + mplen, loc);
+	if (n)
+		*flags |= PK__REC_LOC;
+	return n;
+}
 
 static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_list ap, bool early,
 		   struct fields_arg *fa)
 {
-	char mbuf[PK_RING_MOD_MAX + PK__TEXT_BUF + PK_RING_FIELDS_MAX];
+	char mbuf[PK_RING_MOD_MAX + PK_RING_LOC_MAX + PK__TEXT_BUF + PK_RING_FIELDS_MAX];
 	char *buf;
 	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
-	size_t len, plen, flen;
+	size_t len, plen, mplen, llen = 0, flen;
 	int n, ret, err = errno;	/* the caller's, for %m (pk_vprintk() restored it) */
 	/*
 	 * While another thread panics, it prints everything stored before;
@@ -520,14 +550,18 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	 * a record of that line's module, whoever's code continues it.
 	 */
 	if (cont && pk__self.open_valid) {
-		plen = pk__self.open_plen;
-		memcpy(mbuf, pk__self.open_prefix, plen);
+		mplen = pk__self.open_plen;
+		memcpy(mbuf, pk__self.open_prefix, mplen);
 	} else {
-		plen = mod ? pk__mod_prefix(mbuf, mod) : 0;
+		mplen = mod ? pk__mod_prefix(mbuf, mod) : 0;
 	}
-	buf = mbuf + plen;
-	if (plen)
+	if (mplen)
 		flags |= PK__REC_MODULE;
+	/* Then its call site (a continuation has none: it is its line's). */
+	if (!cont)
+		llen = put_loc(mbuf, mplen, fa->loc, &flags);
+	plen = mplen + llen;
+	buf = mbuf + plen;
 
 	/*
 	 * Deferred formatting: a line (its format ends with a newline) is
@@ -557,11 +591,12 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 			return -EINVAL;
 		}
 		if (n > 0 && pkg[plen + (size_t)n - 1] == '\n') {
-			_Static_assert(sizeof(mbuf) >= PK_RING_MOD_MAX + PK_RECORD_MAX +
-				       PK_RING_FIELDS_MAX, "room for the fields after a package");
+			_Static_assert(sizeof(mbuf) >= PK_RING_MOD_MAX + PK_RING_LOC_MAX +
+				       PK_RECORD_MAX + PK_RING_FIELDS_MAX,
+				       "room for the fields after a package");
 			flen = fa->n ? pk__fields_encode((char *)pkg + plen + n, fa->f, fa->n,
 							 &fa->err) : 0;
-			return store_package(level, pkg, plen, n, flen);
+			return store_package(level, flags, pkg, plen, n, flen);
 		}
 	}
 
@@ -617,7 +652,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		*(volatile unsigned *)&pk__self.wdepth = depth + 1;
 		ret = pk__ring_extend(&pk__st.ring, open_seq, buf, (uint32_t)len,
 				      (flags & PK_REC_NOEOL) != 0,
-				      PK_RECORD_MAX + pk__self.open_plen);
+				      PK_RECORD_MAX + pk__self.open_plen + pk__self.open_llen);
 		*(volatile unsigned *)&pk__self.wdepth = depth;
 		if (ret == 0) {
 			seq = open_seq;
@@ -651,8 +686,9 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	}
 	if (flags & PK_REC_NOEOL) {
 		/* A new open line: its module, for continuations (joining or not). */
-		pk__self.open_plen = (uint8_t)plen;
-		memcpy(pk__self.open_prefix, mbuf, plen);
+		pk__self.open_plen = (uint8_t)mplen;
+		pk__self.open_llen = (uint16_t)llen;
+		memcpy(pk__self.open_prefix, mbuf, mplen);
 	}
 	if (flags & PK_REC_NOEOL)
 		pk__flush_note_open();
@@ -678,19 +714,57 @@ static int vprintk_gated(const struct pk_module *mod, int level, const char *fmt
 
 int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
 {
-	struct fields_arg fa = { NULL, 0, 0 };
+	struct fields_arg fa = { NULL, 0, 0, NULL };
 
 	return vprintk_gated(mod, level, fmt, ap, &fa);
+}
+
+int pk_vprintk_loc(const struct pk_module *mod, const struct pk_srcloc *loc, int level,
+		   const char *fmt, va_list ap)
+{
+	struct fields_arg fa = { NULL, 0, 0, loc };
+
+	return vprintk_gated(mod, level, fmt, ap, &fa);
+}
+
+int pk_printk_loc(const struct pk_module *mod, const struct pk_srcloc *loc, int level,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = pk_vprintk_loc(mod, loc, level, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static int vprintk_fields_loc(const struct pk_srcloc *loc, int level,
+			      const struct pk_field *fields, size_t n, const char *fmt, va_list ap)
+{
+	struct fields_arg fa = { fields, n, 0, loc };
+	int ret = vprintk_gated(NULL, level, fmt, ap, &fa);
+
+	/* Stored, but a field was left out: say which kind of wrong. */
+	return ret >= 0 && fa.err ? fa.err : ret;
 }
 
 int pk_vprintk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt,
 		      va_list ap)
 {
-	struct fields_arg fa = { fields, n, 0 };
-	int ret = vprintk_gated(NULL, level, fmt, ap, &fa);
+	return vprintk_fields_loc(NULL, level, fields, n, fmt, ap);
+}
 
-	/* Stored, but a field was left out: say which kind of wrong. */
-	return ret >= 0 && fa.err ? fa.err : ret;
+int pk_printk_fields_loc(const struct pk_srcloc *loc, int level, const struct pk_field *fields,
+			 size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = vprintk_fields_loc(loc, level, fields, n, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 int pk_printk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt, ...)
@@ -744,9 +818,17 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		       const char *fmt, const unsigned char *sig, unsigned n,
 		       const union pk_arg *args)
 {
+	return pk_printk_site_loc(mod, NULL, site, level, fmt, sig, n, args);
+}
+
+int pk_printk_site_loc(const struct pk_module *mod, const struct pk_srcloc *loc,
+		       struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
+		       unsigned n, const union pk_arg *args)
+{
 	unsigned char pkg[PK_RING_TEXT_MAX];
 	const struct pk__site_class *cl = pk__site_get(site, fmt, sig, n);
 	int err = errno, len, ret;
+	unsigned flags = 0;
 	size_t plen;
 
 	/* A level pk_printk() must read, or no deferring: the variadic path. */
@@ -765,6 +847,11 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		goto out;
 	}
 	plen = mod ? pk__mod_prefix((char *)pkg, mod) : 0;
+	if (plen)
+		flags |= PK__REC_MODULE;
+	plen += put_loc((char *)pkg, plen, loc, &flags);
+	_Static_assert(sizeof(pkg) >= PK_RING_MOD_MAX + PK_RING_LOC_MAX + PK_RECORD_MAX,
+		       "room for a package after the prefix and location");
 	len = pk__site_pack(pkg + plen, PK_RECORD_MAX, fmt, cl, sig, args, err);
 	if (len < 0) {
 		ret = PK_SITE_VARIADIC;	/* longer than a record: formatted at the call */
@@ -774,7 +861,7 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
 		pk__self.early_stored = false;
 	}
-	ret = store_package(level, pkg, plen, len, 0);
+	ret = store_package(level, flags, pkg, plen, len, 0);
 out:
 	pk__gate_exit();
 	errno = err;

@@ -5,10 +5,12 @@
  * name, PK_CONSOLE options and quoting, and PK_BUFFER_SIZE.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -538,6 +540,54 @@ static void test_reader_outlives_store(void **state)
 	pk_reader_close(r);
 }
 
+/*
+ * In a child: pk_set_loglevel(3) before initialising, PK_LOGLEVEL as
+ * @env says (NULL: unset), then pk_init(NULL) or pk_init() of a
+ * configuration from pk_config_init().  Return: the loglevel then.
+ */
+static int loglevel_after(const char *env, bool with_cfg)
+{
+	int status;
+	pid_t pid = tu_fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct pk_config cfg;
+
+		if (env)
+			setenv("PK_LOGLEVEL", env, 1);
+		else
+			unsetenv("PK_LOGLEVEL");
+		if (pk_set_loglevel(3))
+			_exit(100);
+		pk_config_init(&cfg);
+		cfg.flags |= PK_CFG_NO_CONSOLE;
+		if (with_cfg ? pk_init(&cfg) : pk_init(NULL))
+			_exit(101);
+		_exit(pk_get_loglevel());
+	}
+	tu_waitpid(pid, &status, 30000, "the child");
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* PK_LOGLEVEL against an earlier pk_set_loglevel(): the same through both doors. */
+static void test_loglevel_env_vs_set(void **state)
+{
+	(void)state;
+	/* No PK_LOGLEVEL: the program's earlier choice stays. */
+	assert_int_equal(loglevel_after(NULL, false), 3);
+	assert_int_equal(loglevel_after(NULL, true), 3);
+	/* PK_LOGLEVEL: the user's choice wins, in both. */
+	assert_int_equal(loglevel_after("5", false), 5);
+	assert_int_equal(loglevel_after("5", true), 5);
+	assert_int_equal(loglevel_after("7", false), 7);
+	assert_int_equal(loglevel_after("7", true), 7);
+	/* A bad one is ignored: as if unset. */
+	assert_int_equal(loglevel_after("loud", false), 3);
+	assert_int_equal(loglevel_after("loud", true), 3);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +597,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_store_adopted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_after_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_loglevel, setup, teardown),
+		cmocka_unit_test(test_loglevel_env_vs_set),
 		cmocka_unit_test_setup_teardown(test_spec_quoting_and_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_options, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spec_errors, setup, teardown),

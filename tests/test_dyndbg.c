@@ -843,6 +843,26 @@ static void test_env_in_child(void **state)
 	free(out);
 }
 
+/*
+ * Empty queries and comments between others: the exit report numbers the
+ * queries as their execution did (one splitting function), so that it
+ * names exactly the one that matched nothing.
+ */
+static void test_env_comments_report(void **state)
+{
+	char *out;
+
+	(void)state;
+	out = run_child(" ; # first a comment;\n func alpha +p ;; func nosuch_fn +p\n"
+			"# between ; func beta +p;  ");
+	assert_non_null(strstr(out, "] alpha 21\n"));
+	assert_non_null(strstr(out, "] beta "));
+	assert_int_equal(tu_count(out, "matches no site"), 1);
+	assert_int_equal(tu_count(out, "\"func nosuch_fn +p\" matches no site"), 1);
+	assert_null(strstr(out, "#"  " between"));
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -860,6 +880,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup(test_register_api, fresh),
 		cmocka_unit_test_setup(test_enable_while_running, fresh),
 		cmocka_unit_test_setup(test_env_in_child, fresh),
+		cmocka_unit_test_setup(test_env_comments_report, fresh),
 	};
 
 	if (getenv("TEST_DYNDBG_CHILD"))

@@ -307,7 +307,8 @@ static void test_renderings(void **state)
 
 	/*
 	 * RFC 5424: its own SD-ELEMENT right after printk@32473 (no space
-	 * between elements, 6.3), PARAM-VALUEs escaped, SD-NAMEs cut to 32.
+	 * between elements, 6.3), PARAM-VALUEs escaped, a key longer than
+	 * the 32 characters of an SD-NAME cut to 30, '~' and its position.
 	 */
 	fo.fmt = PK_FMT_JSON | PK_FMT_F_RFC3339;
 	n = pk__format_record(line, sizeof(line), &rec, &fo);
@@ -316,8 +317,8 @@ static void test_renderings(void **state)
 	assert_true(n > 0);
 	msg[n] = '\0';
 	if (!strstr(msg, "\"][fields@32473 PLAIN=\"v\" Q=\"a\\\"b\\]c\\\\d\" "
-			 "NL=\"two\nlines\ttab\" KEY_OF_FORTY_CHARACTERS_45678901=\"long key\"]"
-			 " text"))
+			 "NL=\"two\nlines\ttab\" KEY_OF_FORTY_CHARACTERS_456789~3=\"long key\"]"
+			 "[code@32473 file=\"" __FILE__ "\" line=\""))
 		fail_msg("RFC 5424: %s", msg);
 
 	/* Dropped fields are shown in JSON. */

@@ -354,7 +354,7 @@ static uint64_t seq_of(const char *text)
 static void test_fields(void **state)
 {
 	static struct pk_module jmod = { "jtest_mod", PK_DEBUG, PK_DEBUG, 0, 0, 0 };
-	char ident[64], msg[128], want[32];
+	char ident[64], msg[128], want[32], at[16];
 	const char *e;
 	char *all;
 	struct pk_console *con;
@@ -369,8 +369,9 @@ static void test_fields(void **state)
 			 "%s\n", msg);
 	(void)pk_module_register(&jmod);
 	pk_printk_mod(&jmod, PK_INFO, "module test\n");
+	pk_notice("located %s\n", ident); snprintf(at, sizeof(at), "%d", __LINE__);
 	assert_int_equal(pk_flush(5000), 0);
-	all = journal_entries(ident, 2);
+	all = journal_entries(ident, 3);
 	assert_non_null(all);
 	e = entry_with(all, msg);
 	assert_non_null(e);
@@ -395,6 +396,14 @@ static void test_fields(void **state)
 	assert_non_null(e);
 	assert_string_equal(jstr(e, "PRINTK_MODULE"), "jtest_mod");
 	assert_string_equal(jstr(e, "PRIORITY"), "6");
+	/* A level macro's call site. */
+	snprintf(msg, sizeof(msg), "located %s", ident);
+	e = entry_with(all, msg);
+	assert_non_null(e);
+	assert_string_equal(jstr(e, "CODE_LINE"), at);
+	assert_string_equal(jstr(e, "CODE_FUNC"), "test_fields");
+	assert_non_null(strstr(jstr(e, "CODE_FILE"), "test_journal.c"));
+	assert_string_equal(jstr(e, "PRIORITY"), "5");
 	pk_module_unregister(&jmod);
 	free(all);
 	assert_int_equal(pk_console_unregister(con), 0);

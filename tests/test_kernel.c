@@ -94,6 +94,9 @@ static void collect(void)
 		eol = strchr(p, '\n');
 		assert_non_null(eol);
 		*eol = '\0';
+		/* A dictionary line (CODE_FILE= of the call site, ...): not a record. */
+		if (*p == ' ')
+			continue;
 		semi = strchr(p, ';');
 		assert_non_null(semi);
 		prio = atoi(p);

@@ -179,6 +179,7 @@ static void test_netconsole_ext(void **state)
 	char spec[96], text[8192], want[4096], big[1100];
 	unsigned level, frags;
 	unsigned long long seq, seq0;
+	int line;
 	size_t i;
 
 	(void)state;
@@ -187,18 +188,25 @@ static void test_netconsole_ext(void **state)
 	snprintf(spec, sizeof(spec), "netconsole+ext://127.0.0.1:%u", ntohs(sa.sin_port));
 	assert_int_equal(pk_console_register_spec(spec), 1);
 
-	/* A short record: one datagram, "LEVEL,SEQ,USEC,-;text\n". */
+	/*
+	 * A short record: one datagram, "LEVEL,SEQ,USEC,-;text\n", and the
+	 * level macro's call site as dictionary lines.
+	 */
+	line = __LINE__ + 1;
 	pk_err("short %d\n", 1);
 	assert_int_equal(pk_flush(5000), 0);
 	assert_int_equal(recv_ext_record(fd, text, sizeof(text), &level, &seq0), 1);
 	assert_int_equal(level & 7, PK_ERR);
-	assert_string_equal(text, "short 1\n");
+	snprintf(want, sizeof(want), "short 1\n CODE_FILE=%s\n CODE_LINE=%d\n"
+		 " CODE_FUNC=test_netconsole_ext\n", __FILE__, line);
+	assert_string_equal(text, want);
 
 	/* 1023 bytes of text: over 1000 with its header, two fragments. */
 	for (i = 0; i < 1023; i++)
 		big[i] = (char)('a' + i % 26);
 	big[1023] = '\0';
-	pk_info("%s\n", big);
+	/* pk_printk(): no call site, the text alone decides the fragments. */
+	pk_printk(PK_INFO, "%s\n", big);
 	assert_int_equal(pk_flush(5000), 0);
 	frags = recv_ext_record(fd, text, sizeof(text), &level, &seq);
 	assert_int_equal(frags, 2);
@@ -210,7 +218,7 @@ static void test_netconsole_ext(void **state)
 	/* 600 control bytes escaped as \x01 (2400 bytes): three fragments. */
 	memset(big, 1, 600);
 	big[600] = '\0';
-	pk_warn("%s\n", big);
+	pk_printk(PK_WARNING, "%s\n", big);
 	assert_int_equal(pk_flush(5000), 0);
 	frags = recv_ext_record(fd, text, sizeof(text), &level, &seq);
 	assert_int_equal(frags, 3);

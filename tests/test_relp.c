@@ -328,9 +328,20 @@ static struct got *parse(const char *path, const char *app, size_t *n, uint64_t 
 		}
 		k = 0;
 		snprintf(prefix, sizeof(prefix),
-			 "%%u|%s|[printk@32473 seq=\"%%llu\" tid=\"%%*u\"]|%%n", app);
+			 "%%u|%s|[printk@32473 seq=\"%%llu\" tid=\"%%*u\"]%%n", app);
 		if (sscanf(p, prefix, &pri, &s, &k) != 2 || !k)
 			fail_msg("a line that is not as sent: \"%s\"", p);
+		/* The level macro's call site (printk.h, SOURCE LOCATIONS), if any. */
+		if (!strncmp(p + k, "[code@32473 ", 12)) {
+			char *e = strstr(p + k, "\"]|");
+
+			if (!e)
+				fail_msg("a call site that is not whole: \"%s\"", p);
+			k = (int)(e + 2 - p);
+		}
+		if (p[k] != '|')
+			fail_msg("a line that is not as sent: \"%s\"", p);
+		k++;
 		snprintf(prefix, sizeof(prefix), "|%s|", app);
 		g[*n].pri = pri;
 		g[*n].seq = s;
@@ -785,6 +796,77 @@ static void test_library_missing(void **state)
 	drv.ops->release(drv.ctx);
 }
 
+/*
+ * A fork() while another thread is loading librelp (its lock held, here
+ * for as long as the test wants): the child's own make must not wait for
+ * that thread, which the child does not have.
+ */
+static atomic_int load_held, load_go;
+
+static void hold_load(void)
+{
+	atomic_store(&load_held, 1);
+	while (!atomic_load(&load_go))
+		usleep(1000);
+}
+
+/* A make, released again if it was made (librelp may be loaded already). */
+static int make_release(void)
+{
+	struct pk_rfc5424_opts o = { .transport = PK_SYSLOG_RELP, .host = "127.0.0.1",
+				     .port = 9 };
+	struct pk_console_driver drv;
+	int ret = pk_console_rfc5424_make(&o, &drv);
+
+	if (ret == 0)
+		drv.ops->release(drv.ctx);
+	return ret;
+}
+
+static void *load_in_thread(void *arg)
+{
+	*(int *)arg = make_release();
+	return NULL;
+}
+
+static void test_fork_during_load(void **state)
+{
+	const char *soname = pk__relp_soname;
+	int status, tret = 0;
+	pthread_t t;
+	pid_t pid;
+
+	(void)state;
+	/*
+	 * A library that is not there: a load fails at once (or finds the
+	 * real one loaded by an earlier case: then the make succeeds).
+	 */
+	pk__relp_soname = "libprintk-test-no-such-librelp.so.0";
+	pk__relp_load_hook = hold_load;
+	atomic_store(&load_held, 0);
+	atomic_store(&load_go, 0);
+	assert_int_equal(pthread_create(&t, NULL, load_in_thread, &tret), 0);
+	while (!atomic_load(&load_held))
+		usleep(1000);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int ret;
+
+		pk__relp_load_hook = NULL;
+		ret = make_release();
+		_exit(ret == 0 || ret == -EPROTONOSUPPORT ? 0 : 1);
+	}
+	tu_waitpid(pid, &status, 10000, "the child that loads librelp");
+	atomic_store(&load_go, 1);
+	pthread_join(t, NULL);
+	pk__relp_load_hook = NULL;
+	pk__relp_soname = soname;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_true(tret == 0 || tret == -EPROTONOSUPPORT);
+}
+
 /* ---- names resolved off the caller's path ---- */
 
 static struct daemon first_d;
@@ -934,6 +1016,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		/* First: no RELP console may have loaded librelp before it. */
 		cmocka_unit_test_setup_teardown(test_library_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_during_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_names_and_spec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_order_and_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_restart, setup, teardown),

@@ -112,7 +112,7 @@ static void test_empty_and_max_text(void **state)
 /* A 4 KiB ring wrapped many times: the reader sees the newest records, intact. */
 static void test_wrap(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	char buf[200];
@@ -145,7 +145,7 @@ static void test_wrap(void **state)
 /* A reader that falls behind jumps over what was overwritten. */
 static void test_reader_lapped(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	char buf[100];
@@ -257,7 +257,7 @@ static uint64_t reserve_and_abandon(struct pk_ring *ring, uint32_t len)
 
 static void test_abandoned_reservation(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t dead;
@@ -336,7 +336,7 @@ static void *waiter_thread(void *p)
  */
 static void test_killed_waiter_lease(void **state)
 {
-	size_t size = pk__ring_region_size(12);
+	size_t size = pk__ring_region_size(13);
 	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct pk_ring ring;
 	struct pk_ring_hdr *h;
@@ -349,7 +349,7 @@ static void test_killed_waiter_lease(void **state)
 
 	(void)state;
 	assert_true(mem != MAP_FAILED);
-	pk__ring_format(mem, 12, 0);
+	pk__ring_format(mem, 13, 0);
 	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
 	h = ring.h;
 
@@ -402,7 +402,7 @@ static void test_killed_waiter_lease(void **state)
 /* A stale writer scribbling over a committed record: the reader rejects it. */
 static void test_torn_record_rejected(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t seq, d, lpos;
@@ -435,13 +435,13 @@ static void test_torn_record_rejected(void **state)
 
 static void test_attach_validation(void **state)
 {
-	size_t size = pk__ring_region_size(12);
+	size_t size = pk__ring_region_size(13);
 	struct pk_ring ring;
 	char *mem = aligned_alloc(64, size);
 	struct pk_ring_hdr *h = (struct pk_ring_hdr *)mem;
 
 	(void)state;
-	pk__ring_format(mem, 12, 0);
+	pk__ring_format(mem, 13, 0);
 	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
 	assert_int_equal(pk__ring_attach(&ring, mem, size - 1), -EINVAL);
 	assert_int_equal(pk__ring_attach(&ring, mem, 100), -EINVAL);
@@ -556,7 +556,7 @@ static void test_seq_edges(void **state)
 
 	(void)state;
 	for (e = 0; e < sizeof(edges) / sizeof(edges[0]); e++) {
-		struct fixture *f = fx_new_at(12, edges[e]);
+		struct fixture *f = fx_new_at(13, edges[e]);
 
 		first = edges[e];
 		n = f->ring.desc_mask + 1;
@@ -650,7 +650,7 @@ static void test_restart_past_2_31(void **state)
 
 	(void)state;
 	for (k = 0; k < sizeof(heads) / sizeof(heads[0]); k++) {
-		struct fixture *f = fx_new_at(12, heads[k] - 100);
+		struct fixture *f = fx_new_at(13, heads[k] - 100);
 
 		n = f->ring.desc_mask + 1;
 		put_checked(&f->ring, heads[k] - 100, 100);
@@ -693,7 +693,7 @@ static void test_restart_past_2_31(void **state)
  */
 static void test_hostile_descriptors(void **state)
 {
-	struct fixture *f = fx_new_at(12, (1ull << 32) - 3);
+	struct fixture *f = fx_new_at(13, (1ull << 32) - 3);
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t n = f->ring.desc_mask + 1, first = (1ull << 32) - 3, head, i, seq, retired;
@@ -723,13 +723,13 @@ static void test_hostile_descriptors(void **state)
 /* Write a formatted store of 2^12 data bytes at @first to @path, with @fill records. */
 static void make_store_file(const char *path, uint64_t first, int fill)
 {
-	size_t size = pk__ring_region_size(12);
+	size_t size = pk__ring_region_size(13);
 	struct pk_ring ring;
 	void *mem = aligned_alloc(64, size);
 	FILE *fp;
 	int i;
 
-	pk__ring_format(mem, 12, first);
+	pk__ring_format(mem, 13, first);
 	assert_int_equal(pk__ring_attach(&ring, mem, size), 0);
 	for (i = 0; i < fill; i++)
 		assert_int_equal(put(&ring, "from the file", 6, false, NULL), 0);
@@ -774,7 +774,7 @@ static void open_store_file(const char *path, bool ok)
 	for (pass = 0; pass < 2; pass++) {
 		pk_config_init(&cfg);
 		cfg.buffer_path = path;
-		cfg.buffer_size = pk__ring_region_size(12);
+		cfg.buffer_size = pk__ring_region_size(13);
 		cfg.flags = pass ? PK_CFG_BUFFER_CLEAR : 0;
 		fd = -1;
 		if (!ok) {
@@ -871,7 +871,7 @@ static uint32_t mixed_pid(uint64_t i) { return i % 3 == 2 ? 777 : 4321; }
  */
 static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, uint64_t seed)
 {
-	struct fixture *f = fx_new_at(12, first);
+	struct fixture *f = fx_new_at(13, first);
 	struct pk_ring a = f->ring, b = f->ring;
 	struct pk_ring_filter flt = { .max_level = 5, .pid = 0, .own = true, .sole = !two };
 	uint64_t w, i, seq, skipped = 0, want = 0, want_unknown = 0, truth = 0, read = 0, *last;
@@ -967,7 +967,7 @@ static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, ui
  */
 static void test_own_forget(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring a = f->ring;
 	struct pk_ring_filter flt = { .max_level = 8, .pid = 0, .own = true, .sole = false };
 	struct pk_ring_lost lost = { 0, 0 };
@@ -1008,7 +1008,7 @@ static void test_own_forget(void **state)
  */
 static void test_own_forget_far(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	struct pk_ring a = f->ring, b = f->ring;
 	struct pk_ring_filter flt = { .max_level = 8, .pid = 0, .own = true, .sole = false };
 	struct pk_ring_lost lost = { 0, 0 };
@@ -1490,7 +1490,7 @@ static void test_stall_limit_zero(void **state)
 /* -ENOBUFS still reports the seq the record had. */
 static void test_seq_reported_on_failure(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	uint64_t head = atomic_load(&f->ring.h->seq_head), seq = UINT64_MAX;
 	uint64_t n = f->ring.desc_mask + 1;
 
@@ -1652,7 +1652,7 @@ static void test_spread(void **state)
  */
 static void test_open_count(void **state)
 {
-	struct fixture *f = fx_new(12);
+	struct fixture *f = fx_new(13);
 	_Atomic uint64_t *oc = &f->ring.h->open_count;
 	uint64_t s1, s2, s3;
 

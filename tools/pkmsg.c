@@ -95,6 +95,7 @@ static void usage(FILE *f)
 	      "      --field KEY=VALUE only records with this field (exact match;\n"
 	      "                        repeat it: records with all of them)\n"
 	      "      --show-tid        print the thread id of each record\n"
+	      "      --show-loc        print each record's call site (file:line func)\n"
 	      "  -T, --ctime           print human-readable dates\n"
 	      "  -d, --show-delta      print the time since the previous printed record\n"
 	      "  -r, --raw             kmsg format: prio,seq,ts_usec,flags;text\n"
@@ -856,7 +857,7 @@ static int run(const struct opts *o)
 int main(int argc, char **argv)
 {
 	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE,
-	       OPT_FIELD, OPT_CASE };
+	       OPT_FIELD, OPT_CASE, OPT_SHOW_LOC };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
@@ -875,6 +876,7 @@ int main(int argc, char **argv)
 		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "field", required_argument, NULL, OPT_FIELD },
 		{ "show-tid", no_argument, NULL, OPT_SHOW_TID },
+		{ "show-loc", no_argument, NULL, OPT_SHOW_LOC },
 		{ "ctime", no_argument, NULL, 'T' },
 		{ "show-delta", no_argument, NULL, 'd' },
 		{ "raw", no_argument, NULL, 'r' },
@@ -973,6 +975,7 @@ int main(int argc, char **argv)
 			o.have_pid = true;
 			break;
 		case OPT_SHOW_TID: flags |= PK_FMT_F_TID; break;
+		case OPT_SHOW_LOC: flags |= PK_FMT_F_LOC; break;
 		case OPT_MODULE:
 			if (!pk__mod_list_valid(optarg))
 				return bad_usage("bad module list '%s'", optarg);

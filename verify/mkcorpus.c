@@ -313,6 +313,43 @@ int main(int argc, char **argv)
 		pk__ring_write(&ring, &m, b, 36, false, &seq);
 	}
 	save("fields.store", mem, sizeof(mem));
+
+	/*
+	 * Records with call sites (record.c, "LOCATIONS"): text, package,
+	 * module and fields with one, a block whose lengths pass the body's
+	 * end, one whose names hold a NUL.
+	 */
+	ring = fresh();
+	{
+		static const struct pk_srcloc loc = { "src/dir/file.c", "handler", 4242, 0, 0 };
+		static const struct pk_field f[] = { { "REQUEST_ID", "42" } };
+		static char b[PK_RING_TEXT_MAX];
+		struct pk_ring_meta m = { .ts_ns = 99000000, .pid = 4200, .tid = 4242, .level = 6,
+					  .facility = 1, .flags = PK__REC_LOC };
+		uint64_t seq;
+		size_t tl;
+		int err = 0;
+
+		tl = pk__loc_encode(b, &loc);
+		tl += strlen(strcpy(b + tl, "with a call site"));
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		tl = pk__loc_encode(b, &loc);
+		tl += (size_t)pack((unsigned char *)b + tl, "packed %s %d\n", "with a site", 8);
+		m.flags = PK__REC_LOC | PK__REC_PACKED;
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		memcpy(b, "\005netio", 6);
+		tl = 6 + pk__loc_encode(b + 6, &loc);
+		tl += strlen(strcpy(b + tl, "module, site and fields"));
+		tl += pk__fields_encode(b + tl, f, 1, &err);
+		m.flags = PK__REC_LOC | PK__REC_MODULE | PK__REC_FIELDS;
+		pk__ring_write(&ring, &m, b, (uint32_t)tl, false, &seq);
+		memcpy(b, "\x01\x00\x00\x00\xff\x7f" "short", 11);	/* lengths past the body */
+		m.flags = PK__REC_LOC;
+		pk__ring_write(&ring, &m, b, 11, false, &seq);
+		memcpy(b, "\x01\x00\x00\x00\x02\x01" "a\0f" "a NUL in a name", 24);
+		pk__ring_write(&ring, &m, b, 24, false, &seq);
+	}
+	save("srcloc.store", mem, sizeof(mem));
 	save("truncated.store", mem, 3000);
 	save("header-only.store", mem, PK_RING_HDR_SIZE);
 	memcpy(buf, mem, 8);

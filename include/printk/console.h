@@ -105,6 +105,13 @@ enum pk_format {
 #define PK_FMT_F_LEVEL		0x800u
 #define PK_FMT_F_CTIME		0x1000u
 #define PK_FMT_F_RFC3339	0x2000u
+/*
+ * PK_FMT_F_LOC: human and syslog lines show the record's call site
+ * (printk.h, SOURCE LOCATIONS) after the module: "file.c:42 func: ".
+ * JSON and kmsg always carry it (members "file", "line", "func";
+ * dictionary lines CODE_FILE=, CODE_LINE=, CODE_FUNC=).
+ */
+#define PK_FMT_F_LOC		0x4000u
 
 /**
  * pk_console_register() - add a console.

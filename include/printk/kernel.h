@@ -212,7 +212,7 @@ static inline const char *printk_skip_level(const char *buffer)
 
 /* ---- printk and pr_* (printk.h) ---- */
 
-#define printk(...)		pk_printk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, __VA_ARGS__)
+#define printk(...)	pk_printk_loc(PK__THIS_MODULE, PK_SRCLOC, PK_LEVEL_KERNEL, __VA_ARGS__)
 #define vprintk(fmt, args)		pk_vprintk_mod(PK__THIS_MODULE, PK_LEVEL_KERNEL, fmt, args)
 
 /* %pV: a format and its arguments, printed inside another format. */

@@ -108,6 +108,12 @@ enum pk_mode {
  * waiters (a store switch, a panic) still call membarrier(2).
  */
 #define PK_CFG_GATE_COUNTERS	0x20u
+/*
+ * Records keep no call site (printk.h, SOURCE LOCATIONS; PK_SRCLOC=0):
+ * storing it costs some 20 cycles a call (10%, measured with a console
+ * that prints nothing) and 6 bytes plus the names in each record.
+ */
+#define PK_CFG_NO_SRCLOC	0x40u
 
 /*
  * The configuration pk_init() takes.  ABI: like every public struct a
@@ -189,7 +195,7 @@ struct pk_config {
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (a console loglevel,
  * 0-8 or a level name, libprintk(7) "LEVELS"; 0 gives PK_CFG_ZERO), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
- * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_GATE=counters (PK_BUDGET_US=0 gives
+ * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_SRCLOC=0|1, PK_GATE=counters (PK_BUDGET_US=0 gives
  * PK_PRINT_BUDGET_UNBOUNDED).  A malformed variable is reported once on
  * stderr and the default is kept.  The library reads the others itself,
  * not through @cfg: PK_GATE again at the first pk_init(), PK_MODULES when
@@ -456,6 +462,22 @@ int pk_printk_fields(int level, const struct pk_field *fields, size_t n, const c
 int pk_vprintk_fields(int level, const struct pk_field *fields, size_t n, const char *fmt,
 		      va_list ap) PK__PRINTF(4, 0);
 
+struct pk_srcloc;
+/**
+ * pk_printk_fields_loc() - pk_printk_fields() that stores call site @loc
+ * with the record (printk.h, SOURCE LOCATIONS); what pk_info_f() and the
+ * other _f macros call.
+ * @loc:    the call site, or NULL (then this is pk_printk_fields()).
+ * @level:  as for pk_printk_fields().
+ * @fields: as for pk_printk_fields().
+ * @n:      as for pk_printk_fields().
+ * @fmt:    as for pk_printk_fields().
+ * Context: as pk_printk_fields().
+ * Return: as pk_printk_fields().
+ */
+int pk_printk_fields_loc(const struct pk_srcloc *loc, int level, const struct pk_field *fields,
+			 size_t n, const char *fmt, ...) PK__PRINTF(5, 6);
+
 /*
  * PK_FIELDS({"KEY", value}, ...): an array of fields and its length, for
  * pk_printk_fields() and the _f macros:
@@ -465,14 +487,14 @@ int pk_vprintk_fields(int level, const struct pk_field *fields, size_t n, const 
 #define PK_FIELDS(...)							\
 	((const struct pk_field[]){ __VA_ARGS__ }),			\
 	(sizeof((const struct pk_field[]){ __VA_ARGS__ }) / sizeof(struct pk_field))
-#define pk_emerg_f(...)		pk_printk_fields(PK_EMERG, __VA_ARGS__)
-#define pk_alert_f(...)		pk_printk_fields(PK_ALERT, __VA_ARGS__)
-#define pk_crit_f(...)		pk_printk_fields(PK_CRIT, __VA_ARGS__)
-#define pk_err_f(...)		pk_printk_fields(PK_ERR, __VA_ARGS__)
-#define pk_warn_f(...)		pk_printk_fields(PK_WARNING, __VA_ARGS__)
-#define pk_notice_f(...)	pk_printk_fields(PK_NOTICE, __VA_ARGS__)
-#define pk_info_f(...)		pk_printk_fields(PK_INFO, __VA_ARGS__)
-#define pk_debug_f(...)		pk_printk_fields(PK_DEBUG, __VA_ARGS__)
+#define pk_emerg_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_EMERG, __VA_ARGS__)
+#define pk_alert_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_ALERT, __VA_ARGS__)
+#define pk_crit_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_CRIT, __VA_ARGS__)
+#define pk_err_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_ERR, __VA_ARGS__)
+#define pk_warn_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_WARNING, __VA_ARGS__)
+#define pk_notice_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_NOTICE, __VA_ARGS__)
+#define pk_info_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_INFO, __VA_ARGS__)
+#define pk_debug_f(...)	pk_printk_fields_loc(PK_SRCLOC, PK_DEBUG, __VA_ARGS__)
 
 /*
  * Compile-time stripping, as Zephyr's CONFIG_LOG_MAX_LEVEL: a program (or
@@ -720,6 +742,87 @@ int pk_printk_mod(const struct pk_module *mod, int level, const char *fmt, ...)
 int pk_vprintk_mod(const struct pk_module *mod, int level, const char *fmt, va_list ap)
 	PK__PRINTF(3, 0);
 
+/*
+ * SOURCE LOCATIONS
+ *
+ * The level macros (pk_emerg() .. pk_debug(), the pk_*_f() field
+ * variants, and printk(), pr_*(), dev_*() and netdev_*() of kernel.h)
+ * hand the library their call site: its file as __FILE__ spells it, its
+ * function (__func__) and its line, in one static const struct
+ * pk_srcloc per call site, so that a call passes one pointer.  The
+ * record keeps them (a store file too, for pkmsg after the fact), and
+ * struct pk_record returns them (reader.h).  A file name is kept to its
+ * last PK_SRCLOC_FILE_MAX bytes, a function name to its first
+ * PK_SRCLOC_FUNC_MAX.  pk_printk() called directly, continuations, and
+ * C++ compilers other than GCC and Clang pass none.  A program that
+ * wants no locations stored (a smaller record) sets PK_CFG_NO_SRCLOC or
+ * PK_SRCLOC=0 (pk_config_init(3)).
+ */
+#define PK_SRCLOC_FILE_MAX	255
+#define PK_SRCLOC_FUNC_MAX	127
+
+/**
+ * A call site: constant, usually built by PK_SRCLOC.  The lengths save
+ * the call a strlen(); 0 means "count it" (a struct built by hand).
+ */
+struct pk_srcloc {
+	const char *file;	/* __FILE__; NULL: none */
+	const char *func;	/* __func__; NULL: none */
+	unsigned line;		/* __LINE__ */
+	unsigned short file_len;	/* strlen(file), or 0 */
+	unsigned short func_len;	/* strlen(func), or 0 */
+};
+#define PK__SRCLOC_INIT							\
+	{ __FILE__, __func__, __LINE__,					\
+	  sizeof(__FILE__) - 1 < 0xffff ? (unsigned short)(sizeof(__FILE__) - 1) : 0,	\
+	  sizeof(__func__) - 1 < 0xffff ? (unsigned short)(sizeof(__func__) - 1) : 0 }
+
+/*
+ * PK_SRCLOC: a pointer to this call site's struct pk_srcloc.  GNU C and
+ * C++: a static const struct per site, built at compile time.  Other C
+ * compilers: a compound literal of the enclosing block.  Other C++: NULL.
+ */
+#if defined(__GNUC__)
+#define PK_SRCLOC							\
+	(__extension__ ({						\
+		static const struct pk_srcloc pk__srcloc_site =		\
+			PK__SRCLOC_INIT;				\
+		&pk__srcloc_site;					\
+	}))
+#elif !defined(__cplusplus)
+#define PK_SRCLOC	(&(const struct pk_srcloc)PK__SRCLOC_INIT)
+#else
+#define PK_SRCLOC	((const struct pk_srcloc *)0)
+#endif
+
+/**
+ * pk_printk_loc() - pk_printk_mod() that stores call site @loc with the
+ * record (see SOURCE LOCATIONS); what the level macros call.
+ * @mod:   a module, or NULL.
+ * @loc:   the call site, or NULL (then this is pk_printk_mod()).
+ * @level: as for pk_printk().
+ * @fmt:   as for pk_printk().
+ * A continuation (PK_LEVEL_CONT, or a KERN_CONT prefix) stores no
+ * location: it belongs to the line it continues.
+ * Context: as pk_printk(): any thread, async-signal-safe.
+ * Return: as pk_printk_mod().
+ */
+int pk_printk_loc(const struct pk_module *mod, const struct pk_srcloc *loc, int level,
+		  const char *fmt, ...) PK__PRINTF(4, 5);
+
+/**
+ * pk_vprintk_loc() - pk_printk_loc() with a va_list.
+ * @mod:   a module, or NULL.
+ * @loc:   the call site, or NULL.
+ * @level: as for pk_printk().
+ * @fmt:   as for pk_printk().
+ * @ap:    the arguments.
+ * Context: any thread, async-signal-safe.
+ * Return: as pk_printk_mod().
+ */
+int pk_vprintk_loc(const struct pk_module *mod, const struct pk_srcloc *loc, int level,
+		   const char *fmt, va_list ap) PK__PRINTF(4, 0);
+
 /* Does @m's level let a record of @level (PK_EMERG..PK_DEBUG) through? */
 static inline int pk__mod_pass(const struct pk_module *m, int level)
 {
@@ -874,6 +977,25 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 		       const char *fmt, const unsigned char *sig, unsigned n,
 		       const union pk_arg *args);
 
+/**
+ * pk_printk_site_loc() - pk_printk_site_mod() that stores call site @loc
+ * with the record (see SOURCE LOCATIONS): what the level macros call.
+ * @mod:   a module, or NULL.
+ * @loc:   the call site, or NULL (then this is pk_printk_site_mod()).
+ * @site:  as for pk_printk_site().
+ * @level: as for pk_printk_site().
+ * @fmt:   as for pk_printk_site().
+ * @sig:   as for pk_printk_site().
+ * @n:     as for pk_printk_site().
+ * @args:  as for pk_printk_site().
+ * Context: any thread, async-signal-safe, lock-free.
+ * Return: as pk_printk_site(); PK_SITE_VARIADIC means: call
+ * pk_printk_loc() with the same arguments.
+ */
+int pk_printk_site_loc(const struct pk_module *mod, const struct pk_srcloc *loc,
+		       struct pk_site *site, int level, const char *fmt, const unsigned char *sig,
+		       unsigned n, const union pk_arg *args);
+
 #if !defined(__cplusplus) && defined(__GNUC__) && defined(__STDC_VERSION__) && \
 	__STDC_VERSION__ >= 201112L && !defined(PK_NO_STATIC_PACK) && !defined(PK_BUILDING_LIB)
 #define PK__STATIC_PACK 1
@@ -961,7 +1083,7 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
  */
 #define PK__LEVEL_CALL(level, ...)	\
 	PK__CAT2(PK__SEL_, PK__NARGS(__VA_ARGS__))(level, __VA_ARGS__)
-#define PK__PLAIN(level, ...)	pk_printk_mod(PK__THIS_MODULE, level, __VA_ARGS__)
+#define PK__PLAIN(level, ...)	pk_printk_loc(PK__THIS_MODULE, PK_SRCLOC, level, __VA_ARGS__)
 #define PK__SEL_1	PK__SITE
 #define PK__SEL_2	PK__SITE
 #define PK__SEL_3	PK__SITE
@@ -1100,6 +1222,7 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 #define PK__SITE_(u, level, ...)							\
 	__extension__ ({								\
 		int PK__V(pk__r, u);							\
+		const struct pk_srcloc *PK__V(pk__l, u) = PK_SRCLOC;			\
 		PK__EACH(PK__TMP, u, __VA_ARGS__)					\
 		if (__builtin_constant_p(PK__FIRST(__VA_ARGS__))) {			\
 			static struct pk_site PK__V(pk__s, u);				\
@@ -1107,21 +1230,21 @@ int pk_printk_site_mod(const struct pk_module *mod, struct pk_site *site, int le
 				PK__EACH(PK__SIG, u, __VA_ARGS__) 0 };			\
 			union pk_arg PK__V(pk__a, u)[PK__NARGS(__VA_ARGS__)] = { { { 0 } } };	\
 			PK__EACH(PK__PUT, u, __VA_ARGS__)				\
-			PK__V(pk__r, u) = pk_printk_site_mod(PK__THIS_MODULE,		\
-						&PK__V(pk__s, u), (level),		\
+			PK__V(pk__r, u) = pk_printk_site_loc(PK__THIS_MODULE,		\
+						PK__V(pk__l, u), &PK__V(pk__s, u), (level),	\
 						PK__FIRST(__VA_ARGS__), PK__V(pk__sig, u),	\
 						PK__NARGS(__VA_ARGS__) - 1, PK__V(pk__a, u));	\
 		} else {								\
 			PK__V(pk__r, u) = PK_SITE_VARIADIC;				\
 		}									\
 		if (PK__V(pk__r, u) == PK_SITE_VARIADIC)				\
-			PK__V(pk__r, u) = pk_printk_mod(PK__THIS_MODULE, (level),	\
-					   PK__FIRST(__VA_ARGS__)				\
+			PK__V(pk__r, u) = pk_printk_loc(PK__THIS_MODULE, PK__V(pk__l, u),	\
+					   (level), PK__FIRST(__VA_ARGS__)			\
 					   PK__EACH(PK__USE, u, __VA_ARGS__));		\
 		PK__V(pk__r, u);							\
 	})
 #else
-#define PK__LEVEL_CALL(level, ...)	pk_printk_mod(PK__THIS_MODULE, level, __VA_ARGS__)
+#define PK__LEVEL_CALL(level, ...)	pk_printk_loc(PK__THIS_MODULE, PK_SRCLOC, level, __VA_ARGS__)
 #endif
 
 /*

@@ -63,6 +63,23 @@ struct pk_record {
 		size_t nfields;			/* 0 to PK_FIELDS_MAX */
 		uint64_t reserved_nfields;
 	};
+	/*
+	 * Its call site (printk.h, SOURCE LOCATIONS), valid as text: the
+	 * file as __FILE__ spelled it and the function, each NULL if not
+	 * known; line 0 if not known.
+	 */
+	union {
+		const char *file;
+		uint64_t reserved_file;
+	};
+	union {
+		const char *func;
+		uint64_t reserved_func;
+	};
+	union {
+		unsigned line;
+		uint64_t reserved_line;
+	};
 	uint64_t reserved[1];	/* zero: later fields */
 };
 

@@ -500,7 +500,8 @@ const char *pk_console_name(const struct pk_console *con)
 int pk_console_set_format(struct pk_console *con, unsigned fmt)
 {
 	if (!con || PK_FMT_KIND(fmt) > PK_FMT_JOURNAL ||
-	    (fmt & ~(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339)))
+	    (fmt & ~(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339 |
+		     PK_FMT_F_LOC)))
 		return -EINVAL;
 	pk__con_update_utc_offset();
 	atomic_store_explicit(&con->fmt, fmt, memory_order_relaxed);

@@ -386,6 +386,8 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 		return set_flag(sc, "tid", v, PK_FMT_F_TID);
 	if (KEY("level"))
 		return set_flag(sc, "level", v, PK_FMT_F_LEVEL);
+	if (KEY("loc"))
+		return set_flag(sc, "loc", v, PK_FMT_F_LOC);
 	if (KEY("time")) {
 		sc->flags &= ~(PK_FMT_F_CTIME | PK_FMT_F_RFC3339);
 		sc->flags_off |= PK_FMT_F_CTIME | PK_FMT_F_RFC3339;
@@ -475,7 +477,7 @@ static int apply_option(struct spec_con *sc, const char *key, size_t klen, const
 		return refuse(sc, "option \"%.*s\" is for syslog+*:// and journal consoles only",
 			      (int)klen, key);
 #undef KEY
-	return refuse(sc, "unknown option \"%.*s\" (expected fmt, tid, level, time, loglevel, "
+	return refuse(sc, "unknown option \"%.*s\" (expected fmt, tid, level, loc, time, loglevel, "
 		      "rate, name; color for stderr, stdout, fd:N; mode, rotate for file:; "
 		      "facility, app for syslog+*://; app for journal)",
 		      (int)(klen > 64 ? 64 : klen), key);

@@ -195,8 +195,18 @@ static struct {
 	RELP_FUNCS(RELP_FIELD)
 #undef RELP_FIELD
 } lr;
+/*
+ * lr_lock serialises loading.  A fork() while another thread holds it
+ * (inside dlopen(), which can take long) would leave it held for ever in
+ * the child: atfork_child() makes it afresh.  The child then loads again
+ * if the table was not complete (lr_loaded false); dlopen() of a library
+ * already open only counts it once more.
+ */
 static pthread_mutex_t lr_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool lr_loaded;		/* under lr_lock; the table is set for good */
+void (*pk__relp_load_hook)(void);
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_setup(void);
 
 /*
  * Load librelp and fill lr, once it works (see LIBRELP).  Normal context:
@@ -209,7 +219,11 @@ static int load_librelp(void)
 	void *h;
 	int ret = 0;
 
+	/* The child's reset of lr_lock is in place before it is first taken. */
+	pthread_once(&atfork_once, atfork_setup);
 	pthread_mutex_lock(&lr_lock);
+	if (pk__relp_load_hook)
+		pk__relp_load_hook();
 	if (lr_loaded)
 		goto out;
 	h = dlopen(pk__relp_soname, RTLD_NOW | RTLD_LOCAL);
@@ -279,7 +293,6 @@ struct relp {
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct relp *all_relp;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static uint64_t mono_ms(void)
 {
@@ -596,6 +609,7 @@ static void atfork_child(void)
 	uint64_t t;
 
 	pthread_mutex_init(&all_lock, NULL);	/* maybe held by a thread left behind */
+	pthread_mutex_init(&lr_lock, NULL);	/* the same: a load in progress */
 	/* Relaxed: the child's only thread is the one running this. */
 	for (r = all_relp; r; r = r->next) {
 		/* LMM(addr:B) pairs with LMM(addr:A): a whole address, or none. */

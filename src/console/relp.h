@@ -17,5 +17,7 @@ int pk__relp_make(const struct pk_rfc5424_opts *o, struct pk_console_driver *out
 
 /* The library make() loads, "librelp.so.0"; set by tests before a make(). */
 extern const char *pk__relp_soname;
+/* Tests: called by a load with its lock held (a fork() then); NULL: none. */
+extern void (*pk__relp_load_hook)(void);
 
 #endif /* PK_CONSOLE_RELP_H */

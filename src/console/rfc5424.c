@@ -10,8 +10,12 @@
  *
  *   <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - [printk@32473 seq="S" tid="T"] TEXT
  *
- * and a record with fields (pk_printk_fields()) gets a second SD-ELEMENT
- * after the first, [fields@32473 KEY="VALUE" ...] (put_fields()).
+ * A record with fields (pk_printk_fields()) gets a second SD-ELEMENT
+ * after the first, [fields@32473 KEY="VALUE" ...] (put_fields()), and a
+ * record that knows its call site one more after those,
+ * [code@32473 file="F" line="L" func="FN"] (put_code()).  A record some of whose fields were left out says so
+ * with fields_dropped="1" in the first element, as JSON's
+ * "fields_dropped":true and kmsg's fields_dropped=1 do.
  *
  * PRI is facility * 8 + level (the facility configured for the console,
  * else the record's), TIMESTAMP the record's time (RFC 3339, local time
@@ -127,12 +131,14 @@ size_t pk__rfc5424_sd_escape(char *out, size_t size, const char *v, size_t n)
 /* ---- the console's JSON line ---- */
 
 struct fields {
-	uint64_t seq, level, facility, pid, tid, dropped;
-	bool has_seq, has_level, has_facility, has_pid, has_tid, has_dropped;
+	uint64_t seq, level, facility, pid, tid, dropped, line;
+	bool has_seq, has_level, has_facility, has_pid, has_tid, has_dropped, has_line;
+	bool fields_dropped;
 	const char *time, *text;	/* inside the line: time unescaped, text escaped */
 	const char *module;		/* unescaped, checked */
 	const char *fields;		/* the members of "fields":{...}, escaped */
-	size_t time_len, text_len, module_len, fields_len;
+	const char *file, *func;	/* the call site, escaped */
+	size_t time_len, text_len, module_len, fields_len, file_len, func_len;
 };
 
 /* A JSON string at @p (after its '"'): its end quote, or NULL. */
@@ -208,6 +214,12 @@ static bool parse(const char *p, const char *end, struct fields *f)
 			} else if (KEY("time", !memchr(v + 1, '\\', (size_t)(p - v - 1)))) {
 				f->time = v + 1;
 				f->time_len = (size_t)(p - v - 1);
+			} else if (KEY("file", 1)) {
+				f->file = v + 1;
+				f->file_len = (size_t)(p - v - 1);
+			} else if (KEY("func", 1)) {
+				f->func = v + 1;
+				f->func_len = (size_t)(p - v - 1);
 			}
 			p++;
 		} else if (*p == '{') {
@@ -237,6 +249,10 @@ static bool parse(const char *p, const char *end, struct fields *f)
 				f->has_tid = number(v, p, &f->tid);
 			else if (KEY("dropped", 1))
 				f->has_dropped = number(v, p, &f->dropped);
+			else if (KEY("line", 1))
+				f->has_line = number(v, p, &f->line);
+			else if (KEY("fields_dropped", 1))
+				f->fields_dropped = p - v == 4 && !memcmp(v, "true", 4);
 		}
 		if (p < end && *p++ != ',')
 			return false;
@@ -361,15 +377,45 @@ static void put_param(struct out *o, const char *name, uint64_t v)
 	put_c(o, '"');
 }
 
+/* An SD-PARAM whose value is a JSON string's (escaped) text. */
+static void put_json_param(struct out *o, const char *name, const char *v, size_t n)
+{
+	put_c(o, ' ');
+	put_str(o, name);
+	put(o, "=\"", 2);
+	o->sd = true;
+	put_unescaped(o, v, n);
+	o->sd = false;
+	put_c(o, '"');
+}
+
+/* The record's call site as the SD-ELEMENT [code@32473 file="F" line="L" func="FN"]. */
+static void put_code(struct out *o, const struct fields *f)
+{
+	put(o, "[" PK_RFC5424_CODE_SD_ID, sizeof(PK_RFC5424_CODE_SD_ID));
+	if (f->file)
+		put_json_param(o, "file", f->file, f->file_len);
+	if (f->has_line)
+		put_param(o, "line", f->line);
+	if (f->func)
+		put_json_param(o, "func", f->func, f->func_len);
+	put_c(o, ']');
+}
+
 /*
  * The record's fields as the SD-ELEMENT [fields@32473 KEY="VALUE" ...].
- * A key is an SD-NAME as it is ([A-Z0-9_], printk.h), cut to the 32
- * characters an SD-NAME may have; a value is unescaped from the JSON and
- * escaped as a PARAM-VALUE.  @s: the members of the JSON object.
+ * A key is an SD-NAME as it is ([A-Z0-9_], printk.h) if it has at most
+ * the 32 characters an SD-NAME may have.  A longer one (PK_FIELD_KEY_MAX
+ * is 64) is cut to 30 and given '~' and the field's position in the
+ * record (0 to 7): two keys that share their first 32 characters stay
+ * two SD-PARAMs, and no key can spell such a name ('~' is not a key's
+ * character).  A value is unescaped from the JSON and escaped as a
+ * PARAM-VALUE.  @s: the members of the JSON object.
  */
 static void put_fields(struct out *o, const char *s, size_t n)
 {
 	const char *end = s + n, *k, *ke, *v, *ve;
+	unsigned pos = 0;
 
 	put(o, "[" PK_RFC5424_FIELDS_SD_ID, sizeof(PK_RFC5424_FIELDS_SD_ID));
 	while (s < end && *s == '"') {
@@ -382,7 +428,14 @@ static void put_fields(struct out *o, const char *s, size_t n)
 		if (!ve)
 			break;
 		put_c(o, ' ');
-		put(o, k, (size_t)(ke - k) < 32 ? (size_t)(ke - k) : 32);
+		if (ke - k <= 32) {
+			put(o, k, (size_t)(ke - k));
+		} else {
+			put(o, k, 30);
+			put_c(o, '~');
+			put_c(o, (char)('0' + pos % 10));
+		}
+		pos++;
 		put(o, "=\"", 2);
 		o->sd = true;
 		put_unescaped(o, v, (size_t)(ve - v));
@@ -448,9 +501,13 @@ size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, siz
 		put_param(&o, "seq", f.seq);
 	if (f.has_tid)
 		put_param(&o, "tid", f.tid);
+	if (f.fields_dropped)
+		put_param(&o, "fields_dropped", 1);
 	put_c(&o, ']');
 	if (f.fields_len)
 		put_fields(&o, f.fields, f.fields_len);
+	if (f.file || f.func)
+		put_code(&o, &f);
 	if (o.full)
 		return 0;
 	if (f.text_len) {

@@ -16,6 +16,8 @@
 #define PK_RFC5424_SD_ID	"printk@32473"
 /* A record's fields (pk_printk_fields()), one SD-PARAM each. */
 #define PK_RFC5424_FIELDS_SD_ID	"fields@32473"
+/* A record's call site (printk.h, SOURCE LOCATIONS): file, line, func. */
+#define PK_RFC5424_CODE_SD_ID	"code@32473"
 /* Longest message (header, structured data, text), without TCP framing. */
 #define PK_RFC5424_MSG_MAX	8192
 

@@ -38,6 +38,7 @@ struct pk__thread {
 	bool printer;		/* a libprintk printer thread */
 	uint8_t open_level;
 	uint8_t open_plen;	/* the module prefix's bytes in that record */
+	uint16_t open_llen;	/* and its location block's (store/record.c, LOCATIONS) */
 	char open_prefix[PK__MOD_MAX];	/* and the prefix (pk__mod_prefix()) */
 	bool mod_dropped;	/* a module's level dropped this thread's last line */
 	uint64_t open_seq;

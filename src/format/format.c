@@ -328,6 +328,18 @@ static void put_lines(struct out *o, const struct pk_record *rec, const struct p
 		put_safe(o, rec->module, strlen(rec->module));
 		put(o, ": ", 2);
 	}
+	/* Its call site, when asked for: "file.c:42 func: ". */
+	if ((fo->fmt & PK_FMT_F_LOC) && (rec->file || rec->func)) {
+		if (rec->file) {
+			put_safe(o, rec->file, strlen(rec->file));
+			putf(o, ":%u", rec->line);
+		}
+		if (rec->file && rec->func)
+			putc_(o, ' ');
+		if (rec->func)
+			put_safe(o, rec->func, strlen(rec->func));
+		put(o, ": ", 2);
+	}
 	indent = syslog ? 0 : o->len - indent;
 	if (indent > sizeof(spaces) - 1)
 		indent = sizeof(spaces) - 1;
@@ -544,11 +556,10 @@ static size_t j_key(const char *key, char out[PK_FIELD_KEY_MAX])
 static bool j_code_loc(const struct pk_record *rec, const char **file, unsigned *line,
 		       const char **func)
 {
-	/* Records carry no source location yet: unknown for every record. */
-	(void)rec;
-	*file = *func = NULL;
-	*line = 0;
-	return false;
+	*file = rec->file;
+	*func = rec->func;
+	*line = rec->file ? rec->line : 0;
+	return rec->file || rec->func;
 }
 
 static void put_journal(struct out *o, const struct pk_record *rec)
@@ -624,6 +635,25 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 			put_kmsg(&o, rec->fields[i].value, strlen(rec->fields[i].value));
 			putc_(&o, '\n');
 		}
+		/* Its call site, by journald's names for it, after the fields. */
+		if (rec->file) {
+			put(&o, " CODE_FILE=", 11);
+			put_kmsg(&o, rec->file, strlen(rec->file));
+			putc_(&o, '\n');
+		}
+		if (rec->file || rec->func)
+			putf(&o, " CODE_LINE=%u\n", rec->line);
+		if (rec->func) {
+			put(&o, " CODE_FUNC=", 11);
+			put_kmsg(&o, rec->func, strlen(rec->func));
+			putc_(&o, '\n');
+		}
+		/*
+		 * A field was left out: lower case, as JSON's member, so that
+		 * no field's key (upper case) can be mistaken for it.
+		 */
+		if (rec->flags & PK_REC_FIELDS_DROPPED)
+			put(&o, " fields_dropped=1\n", 18);
 		break;
 	case PK_FMT_SYSLOG:
 		put_lines(&o, rec, fo, true);
@@ -647,6 +677,18 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		if (rec->module) {
 			put(&o, "\"module\":", 9);
 			put_json_string(&o, rec->module, strlen(rec->module));
+			putc_(&o, ',');
+		}
+		if (rec->file) {
+			put(&o, "\"file\":", 7);
+			put_json_string(&o, rec->file, strlen(rec->file));
+			putc_(&o, ',');
+		}
+		if (rec->file || rec->func)
+			putf(&o, "\"line\":%u,", rec->line);
+		if (rec->func) {
+			put(&o, "\"func\":", 7);
+			put_json_string(&o, rec->func, strlen(rec->func));
 			putc_(&o, ',');
 		}
 		if (rec->fields && rec->nfields) {

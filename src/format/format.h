@@ -130,12 +130,13 @@ struct pk_format_opts {
 #define PK_FMT_KIND(f)		((f) & 0xffu)
 
 /*
- * Longest rendering of one record (text and fields escaped at worst 6x
- * for JSON, and each field's quotes and separators).  A
+ * Longest rendering of one record (text, fields and call site escaped
+ * at worst 6x for JSON, and each field's quotes and separators).  A
  * human rendering of a text made mostly of newlines (each one a line
  * indented to the prefix) can be longer; it is cut, still ending in '\n'.
  */
-#define PK_FORMAT_MAX	((PK_RECORD_MAX + PK_FIELDS_BYTES) * 6 + PK_FIELDS_MAX * 16 + 256)
+#define PK_FORMAT_MAX	((PK_RECORD_MAX + PK_FIELDS_BYTES + PK_SRCLOC_FILE_MAX + PK_SRCLOC_FUNC_MAX) * 6 + \
+			 PK_FIELDS_MAX * 16 + 320)
 
 /*
  * Render @rec into @buf (always NUL-terminated, ends with '\n').

@@ -476,6 +476,31 @@ struct exec_report {
 };
 
 /*
+ * The next query of a writable copy of a query list, at *@pos: queries
+ * are ';' or newline separated, their leading blanks skipped, and empty
+ * ones and comments ('#' first) passed over.  The separator after it is
+ * overwritten with a NUL and *@pos moved past it (NULL after the last).
+ * Shared by exec_queries() and report_env_unmatched(), which number the
+ * queries alike.  Return: the query, or NULL when none is left.
+ */
+static char *next_query(char **pos)
+{
+	char *q, *split;
+
+	while ((q = *pos)) {
+		split = strpbrk(q, ";\n");
+		if (split)
+			*split++ = '\0';
+		*pos = split;
+		while (isspace((unsigned char)*q))
+			q++;
+		if (*q && *q != '#')
+			return q;
+	}
+	return NULL;
+}
+
+/*
  * Run queries @text (';' or newline separated) on objects [@from, @to).
  * A failing query is skipped; the others still apply.  Caller holds
  * reg_lock.  Return: matches, or -EINVAL, -ENOMEM.
@@ -485,7 +510,7 @@ static int exec_queries(const char *text, int from, int to, const struct exec_re
 	char msg[256] = "";
 	struct errbuf e = { msg, sizeof(msg) };
 	int nfound = 0, rc, ret = 0, k = 0;
-	char *copy, *q, *split, *shown;
+	char *copy, *pos, *q, *shown;
 	struct query pq;
 	size_t used = 0;
 
@@ -498,16 +523,7 @@ static int exec_queries(const char *text, int from, int to, const struct exec_re
 		free(shown);
 		return -ENOMEM;
 	}
-	for (q = copy; q; q = split, k++) {
-		split = strpbrk(q, ";\n");
-		if (split)
-			*split++ = '\0';
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!*q || *q == '#') {
-			k--;
-			continue;
-		}
+	for (pos = copy; (q = next_query(&pos)); k++) {
 		strcpy(shown, q);
 		rc = exec_one(q, &pq, from, to, &e);
 		if (rc < 0) {
@@ -693,7 +709,7 @@ static const char list_header[] = "# filename:lineno [module]function flags form
  */
 static void report_env_unmatched(void)
 {
-	char msg[256] = "", *copy, *q, *split;
+	char msg[256] = "", *copy, *pos, *q;
 	struct errbuf e = { msg, sizeof(msg) };
 	struct flag_settings m;
 	struct query pq;
@@ -705,18 +721,9 @@ static void report_env_unmatched(void)
 	copy = strdup(env_query);
 	if (!copy)
 		return;
-	for (q = copy; q; q = split, k++) {
+	for (pos = copy; (q = next_query(&pos)); k++) {
 		char shown[200];
 
-		split = strpbrk(q, ";\n");
-		if (split)
-			*split++ = '\0';
-		while (isspace((unsigned char)*q))
-			q++;
-		if (!*q || *q == '#') {
-			k--;
-			continue;
-		}
 		snprintf(shown, sizeof(shown), "%s", q);
 		if (env_counts[k] != 0 || parse_one(q, &pq, &m, &e) < 0)
 			continue;
@@ -961,7 +968,8 @@ static size_t emit_prefix(const struct pk_dyndbg_site *s, unsigned flags, char *
 }
 
 /* A format too long to join with the prefix: format it apart. */
-static __attribute__((noinline)) int print_apart(const struct pk_module *mod, const char *prefix,
+static __attribute__((noinline)) int print_apart(const struct pk_module *mod,
+						   const struct pk_srcloc *loc, const char *prefix,
 						   const char *fmt, va_list ap)
 {
 	char msg[PK_RECORD_MAX + 1];
@@ -969,7 +977,7 @@ static __attribute__((noinline)) int print_apart(const struct pk_module *mod, co
 	/* A kernel format (PK_KFMT first) keeps its %p extensions. */
 	if (pk__stbsp_vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
 		return -EINVAL;
-	return pk_printk_mod(mod, PK_DEBUG, "%s%s", prefix, msg);
+	return pk_printk_loc(mod, loc, PK_DEBUG, "%s%s", prefix, msg);
 }
 
 int pk_dyndbg_vprintk(const struct pk_dyndbg_site *site, const char *fmt, va_list ap)
@@ -983,10 +991,17 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 	char prefix[PREFIX_SIZE], joined[256];
 	size_t plen, flen, n = 0, i;
 	struct pk_module as;
+	struct pk_srcloc loc;
 	unsigned flags;
 
 	if (!site || !fmt)
 		return -EINVAL;
+	/* The record carries its site's place, as the level macros' do. */
+	loc.file = site->filename;
+	loc.func = site->function;
+	loc.line = site->lineno;
+	loc.file_len = 0;
+	loc.func_len = 0;
 	/*
 	 * The site is enabled: its record is stored at PK_DEBUG whatever its
 	 * module's level, as the kernel prints an enabled pr_debug() at
@@ -1008,12 +1023,12 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 	/* LMM(site_flags) */
 	flags = __atomic_load_n(&site->flags, __ATOMIC_RELAXED);
 	if (!(flags & (PK_DYNDBG_TID | PK_DYNDBG_MODNAME | PK_DYNDBG_FUNCNAME | PK_DYNDBG_LINENO)))
-		return pk_vprintk_mod(mod, PK_DEBUG, fmt, ap);
+		return pk_vprintk_loc(mod, &loc, PK_DEBUG, fmt, ap);
 	plen = emit_prefix(site, flags, prefix);
 	flen = strlen(fmt);
 	/* The prefix joins the format, its '%' doubled: one pk_vprintk. */
 	if (2 * plen + flen + 1 > sizeof(joined))
-		return print_apart(mod, prefix, fmt, ap);
+		return print_apart(mod, &loc, prefix, fmt, ap);
 	/* A kernel format's PK_KFMT stays in front of the prefix. */
 	if (fmt[0] == PK_KFMT[0] && fmt[1] == PK_KFMT[1]) {
 		joined[n++] = *fmt++;
@@ -1026,7 +1041,7 @@ int pk_dyndbg_vprintk_mod(const struct pk_module *mod, const struct pk_dyndbg_si
 		joined[n++] = prefix[i];
 	}
 	memcpy(joined + n, fmt, flen + 1);
-	return pk_vprintk_mod(mod, PK_DEBUG, joined, ap);
+	return pk_vprintk_loc(mod, &loc, PK_DEBUG, joined, ap);
 }
 
 int pk_dyndbg_printk(const struct pk_dyndbg_site *site, const char *fmt, ...)

@@ -119,7 +119,7 @@ void pk_config_init(struct pk_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->buffer_size = PK_BUFFER_SIZE_DEFAULT;
 	cfg->mode = PK_MODE_HANDOFF;
-	cfg->console_loglevel = 7;	/* print everything but debug */
+	cfg->console_loglevel = PK__LOGLEVEL_DEFAULT;	/* print everything but debug */
 	cfg->default_level = PK_WARNING;
 	cfg->facility = 1;		/* LOG_USER >> 3 */
 	/*
@@ -159,6 +159,14 @@ void pk_config_init(struct pk_config *cfg)
 		cfg->flags |= PK_CFG_EAGER;
 	if ((v = secure_getenv("PK_CRASH_HANDLER")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_CRASH_HANDLER;
+	if ((v = secure_getenv("PK_SRCLOC")) && *v) {
+		if (!strcmp(v, "0"))
+			cfg->flags |= PK_CFG_NO_SRCLOC;
+		else if (!strcmp(v, "1"))
+			cfg->flags &= ~PK_CFG_NO_SRCLOC;
+		else
+			bad_env("PK_SRCLOC", v, "0 (records keep no call site) or 1 (they do)");
+	}
 	if ((v = secure_getenv("PK_GATE")) && !strcmp(v, "counters"))
 		cfg->flags |= PK_CFG_GATE_COUNTERS;
 	if ((v = secure_getenv("PK_BUDGET_US")) && *v) {
@@ -169,6 +177,14 @@ void pk_config_init(struct pk_config *cfg)
 		else
 			cfg->print_budget_us = b ? (unsigned)b : PK_PRINT_BUDGET_UNBOUNDED;
 	}
+}
+
+bool pk__env_loglevel_set(void)
+{
+	const char *v = secure_getenv("PK_LOGLEVEL");
+	int l;
+
+	return v && *v && pk__parse_level(v, &l) == 0;
 }
 
 /*
@@ -197,7 +213,7 @@ void pk__config_resolve(struct pk_config *c)
 	if (!c->buffer_size)
 		c->buffer_size = PK_BUFFER_SIZE_DEFAULT;
 	if (!c->console_loglevel)
-		c->console_loglevel = 7;	/* print everything but debug */
+		c->console_loglevel = PK__LOGLEVEL_DEFAULT;	/* print everything but debug */
 	else if (c->console_loglevel == PK_CFG_ZERO)
 		c->console_loglevel = 0;	/* print nothing */
 	if (!c->print_budget_us)

@@ -195,12 +195,98 @@ size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err
 	return used + PK_RING_FIELDS_TRAILER;
 }
 
+/*
+ * LOCATIONS
+ *
+ * A record stored by a level macro carries its call site (printk.h,
+ * SOURCE LOCATIONS) as a block at the start of its body, after the
+ * module prefix if there is one, before the text or package, so that a
+ * continuation can still extend the text at the body's end:
+ *
+ *	line      32 bits little-endian;
+ *	file_len  one byte, 0 to PK_RING_LOC_FILE_MAX;
+ *	func_len  one byte, 0 to PK_RING_LOC_FUNC_MAX;
+ *	file      file_len bytes (the end of a longer __FILE__), no NUL;
+ *	func      func_len bytes (the start of a longer __func__), no NUL.
+ *
+ * The record is flagged PK__REC_LOC.  The block is untrusted as the rest
+ * of a store file: one whose lengths do not fit the body, or whose names
+ * hold a NUL, is dropped (the record then has no location) and the
+ * rest of the body is the text.
+ */
+size_t pk__loc_encode(char *dst, const struct pk_srcloc *loc)
+{
+	size_t flen = 0, glen = 0, skip = 0;
+
+	if (!loc || (!loc->file && !loc->func))
+		return 0;
+	if (loc->file) {
+		flen = loc->file_len ? loc->file_len : bounded_len(loc->file, 4096);
+		if (flen > PK_RING_LOC_FILE_MAX) {
+			skip = flen - PK_RING_LOC_FILE_MAX;
+			flen = PK_RING_LOC_FILE_MAX;
+		}
+	}
+	if (loc->func)
+		glen = loc->func_len ? (loc->func_len < PK_RING_LOC_FUNC_MAX ? loc->func_len
+						 : PK_RING_LOC_FUNC_MAX)
+				     : bounded_len(loc->func, PK_RING_LOC_FUNC_MAX);
+	dst[0] = (char)(loc->line & 0xff);
+	dst[1] = (char)(loc->line >> 8 & 0xff);
+	dst[2] = (char)(loc->line >> 16 & 0xff);
+	dst[3] = (char)(loc->line >> 24 & 0xff);
+	dst[4] = (char)flen;
+	dst[5] = (char)glen;
+	if (flen)
+		memcpy(dst + PK_RING_LOC_HDR, loc->file + skip, flen);
+	if (glen)
+		memcpy(dst + PK_RING_LOC_HDR + flen, loc->func, glen);
+	return PK_RING_LOC_HDR + flen + glen;
+}
+
+/* The length of the location block at @t (@len bytes left), or 0 if it is not one. */
+static size_t loc_len(const char *t, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)t;
+	size_t n;
+
+	_Static_assert(PK_RING_LOC_FILE_MAX == 255, "a file name's length is one byte");
+	if (len < PK_RING_LOC_HDR || u[5] > PK_RING_LOC_FUNC_MAX)
+		return 0;
+	n = PK_RING_LOC_HDR + (size_t)u[4] + u[5];
+	if (n > len || memchr(t + PK_RING_LOC_HDR, '\0', n - PK_RING_LOC_HDR))
+		return 0;
+	return n;
+}
+
+/* Move a record's location block (after the module prefix, now gone) into rec. */
+static void loc_split(struct pk_ring_rec *rec)
+{
+	const unsigned char *u = (const unsigned char *)rec->text;
+	size_t n = loc_len(rec->text, rec->len);
+
+	rec->meta.flags &= (uint16_t)~PK__REC_LOC;
+	if (!n)
+		return;
+	rec->line = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 |
+		    (uint32_t)u[3] << 24;
+	memcpy(rec->file, rec->text + PK_RING_LOC_HDR, u[4]);
+	rec->file[u[4]] = '\0';
+	memcpy(rec->func, rec->text + PK_RING_LOC_HDR + u[4], u[5]);
+	rec->func[u[5]] = '\0';
+	rec->len -= (uint32_t)n;
+	memmove(rec->text, rec->text + n, rec->len);
+	rec->text[rec->len] = '\0';
+}
+
 size_t pk__rec_extra(unsigned flags, const char *text, size_t len)
 {
 	size_t extra = 0, elen;
 
 	if ((flags & PK__REC_MODULE) && len)
 		extra += 1 + (size_t)(unsigned char)text[0];
+	if ((flags & PK__REC_LOC) && extra < len)
+		extra += loc_len(text + extra, len - extra);
 	if ((flags & PK__REC_FIELDS) && len >= PK_RING_FIELDS_TRAILER) {
 		const unsigned char *t = (const unsigned char *)text + len - PK_RING_FIELDS_TRAILER;
 
@@ -284,6 +370,9 @@ void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out)
 		out->fields = rec->fv;
 		out->nfields = i;
 	}
+	out->file = rec->file[0] ? rec->file : NULL;
+	out->func = rec->func[0] ? rec->func : NULL;
+	out->line = rec->line;
 }
 
 /*
@@ -335,7 +424,7 @@ static void lost_note_render(struct pk_ring_rec *rec)
 	int n;
 
 	rec->meta.flags &= (uint16_t)~(PK__REC_LOSTNOTE | PK__REC_MODULE | PK__REC_PACKED |
-					PK__REC_FIELDS);
+					PK__REC_FIELDS | PK__REC_LOC);
 	if (!lost_note_get(rec, &note)) {
 		static const char bad[] = "<a lost note that cannot be decoded>";
 
@@ -377,6 +466,9 @@ void pk__rec_render(struct pk_ring_rec *rec)
 	rec->module[0] = '\0';
 	rec->fields_len = 0;
 	rec->nfields = 0;
+	rec->line = 0;
+	rec->file[0] = '\0';
+	rec->func[0] = '\0';
 	if (rec->meta.flags & PK__REC_LOSTNOTE) {
 		lost_note_render(rec);
 		return;
@@ -386,6 +478,9 @@ void pk__rec_render(struct pk_ring_rec *rec)
 		fields_split(rec);
 	if (rec->meta.flags & PK__REC_MODULE)
 		mod_split(rec);
+	/* The location block follows the module prefix. */
+	if (rec->meta.flags & PK__REC_LOC)
+		loc_split(rec);
 	flags = rec->meta.flags & ~PK__REC_PACKED;
 	if (!(rec->meta.flags & PK__REC_PACKED)) {
 		/*

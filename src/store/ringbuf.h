@@ -47,7 +47,7 @@
 #include "printk/reader.h"	/* struct pk_field */
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		7u
+#define PK_RING_VERSION		8u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
@@ -59,9 +59,22 @@
  */
 #define PK_RING_FIELDS_TRAILER	3u
 #define PK_RING_FIELDS_MAX	(896u + PK_RING_FIELDS_TRAILER)
-/* PK_RECORD_MAX + prefix + fields */
-#define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX + PK_RING_FIELDS_MAX)
-#define PK_RING_MIN_DATA_LOG2	12u
+/*
+ * A record's location block (record.c, "LOCATIONS"): a 6-byte header,
+ * then the file (PK_SRCLOC_FILE_MAX) and function (PK_SRCLOC_FUNC_MAX)
+ * names of its call site.
+ */
+#define PK_RING_LOC_HDR		6u
+#define PK_RING_LOC_FILE_MAX	255u
+#define PK_RING_LOC_FUNC_MAX	127u
+#define PK_RING_LOC_MAX		(PK_RING_LOC_HDR + PK_RING_LOC_FILE_MAX + PK_RING_LOC_FUNC_MAX)
+/* PK_RECORD_MAX + prefix + location + fields */
+#define PK_RING_TEXT_MAX	(1024u + PK_RING_MOD_MAX + PK_RING_LOC_MAX + PK_RING_FIELDS_MAX)
+/*
+ * 8 KiB: the largest record must fit half of it (format 8 made records
+ * longer than half of 4 KiB; PK_BUFFER_SIZE_MIN gives 8 KiB already).
+ */
+#define PK_RING_MIN_DATA_LOG2	13u
 #define PK_RING_MAX_DATA_LOG2	30u
 #define PK_RING_DESC_SHIFT	5u	/* one descriptor per 32 data bytes */
 
@@ -168,6 +181,10 @@ struct pk_ring_rec {
 	uint8_t nfields;
 	char fields[PK_RING_FIELDS_MAX];
 	struct pk_field fv[8];			/* PK_FIELDS_MAX */
+	/* Its call site (pk__rec_render): "" and 0 if it has none. */
+	uint32_t line;
+	char file[PK_RING_LOC_FILE_MAX + 1];
+	char func[PK_RING_LOC_FUNC_MAX + 1];
 	char text[PK_RING_TEXT_MAX + 8];	/* NUL-terminated */
 };
 

@@ -86,6 +86,13 @@ bool pk__store_sole(void);
  * record is never left open.  Readers never see the flag.
  */
 #define PK__REC_FIELDS	0x0800u
+/*
+ * A record whose body has a location block after its module prefix (if
+ * any), before its text or package (record.c, "LOCATIONS"):
+ * pk__rec_render() moves it into pk_ring_rec.file, .func and .line.
+ * Readers never see the flag.
+ */
+#define PK__REC_LOC	0x1000u
 /* Its body: by console max_level 0..8, the lost records such a console counts. */
 struct pk__lost_note {
 	uint64_t cum[9];	/* cum[l]: those a console of max_level l would have printed */
@@ -118,6 +125,12 @@ bool pk__rec_module(const struct pk_ring_rec *rec, char *name);
  * Context: async-signal-safe.
  */
 size_t pk__fields_encode(char *dst, const struct pk_field *f, size_t n, int *err);
+/*
+ * Encode call site @loc into @dst (PK_RING_LOC_MAX bytes) as a location
+ * block.  Return: its bytes; 0 for a NULL @loc or one with neither a file
+ * nor a function.  Context: async-signal-safe.
+ */
+size_t pk__loc_encode(char *dst, const struct pk_srcloc *loc);
 /* Is @key a valid field key (1 to PK_FIELD_KEY_MAX of [A-Z0-9_], a letter first)? */
 bool pk__field_key_ok(const char *key, size_t len);
 /*
@@ -126,7 +139,9 @@ bool pk__field_key_ok(const char *key, size_t len);
  */
 size_t pk__rec_extra(unsigned flags, const char *text, size_t len);
 /*
- * Point @out's fields at @rec's (rendered) fields, through rec->fv.
+ * Point @out's fields at @rec's (rendered) fields, through rec->fv, and
+ * its file, func and line at @rec's call site (NULL, NULL, 0 if none):
+ * what every rendering of a struct pk_ring_rec goes through.
  * Context: async-signal-safe.
  */
 void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out);
@@ -170,6 +185,10 @@ int pk__parse_level(const char *s, int *level);
 /* PK_BUFFER_SIZE: the largest data ring (its store stays under PK_BUFFER_SIZE_MAX). */
 #define PK__DATA_SIZE_MAX	((size_t)512 << 20)
 size_t pk__store_size_for(size_t data);
+/* The console loglevel pk_config_init() writes when PK_LOGLEVEL does not say. */
+#define PK__LOGLEVEL_DEFAULT	7
+/* Does PK_LOGLEVEL give a valid loglevel (the user chose one)? */
+bool pk__env_loglevel_set(void);
 /* Is @c a configuration pk_init() takes?  0, or -EINVAL. */
 int pk__config_check(const struct pk_config *c);
 /*

@@ -7,7 +7,7 @@ set -eu
 lib=$1 inc=${2:-}
 # nm prints versioned names as name@@PRINTK_0.
 syms=$(nm -D --defined-only "$lib" | awk '{ sub(/@.*/, "", $3); print $3 }')
-bad=$(echo "$syms" | grep -v '^pk_[a-zA-Z0-9]' | grep -vx 'PRINTK_0' || true)
+bad=$(echo "$syms" | grep -v '^pk_[a-zA-Z0-9]' | grep -vx 'PRINTK_0' | grep -vx 'PRINTK_0\.2' || true)
 if [ -n "$bad" ]; then
 	echo "exported beyond the public API:" >&2
 	echo "$bad" >&2
@@ -27,6 +27,11 @@ if [ -n "$inc" ]; then
 		exit 1
 	fi
 fi
+# The functions 0.2.0 added are bound to their own version node.
+for f in pk_printk_loc pk_vprintk_loc pk_printk_site_loc pk_printk_fields_loc; do
+	nm -D --defined-only "$lib" | grep -q " $f@@PRINTK_0\.2\$" ||
+		{ echo "$f is not exported at version PRINTK_0.2" >&2; exit 1; }
+done
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = libprintk.so.1 ] || { echo "soname is '$soname'" >&2; exit 1; }
 echo "abi: $n public symbols exported, nothing else; soname $soname"
