@@ -121,7 +121,11 @@ struct pk_format_opts {
  * bytes in the text itself are still written as \x1b.  For a terminal
  * (pkmsg --color, a console's color=); never for a file, JSON or syslog.
  */
-#define PK_FMT_F_COLOR		0x4000u
+#define PK_FMT_F_COLOR		0x8000u
+/* The flags above are the renderer's own: none may take a public one's bit. */
+_Static_assert(((PK_FMT_F_REALTIME | PK_FMT_F_DELTA | PK_FMT_F_COLOR) &
+		(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339 |
+		 PK_FMT_F_LOC)) == 0, "a renderer flag shares a bit with a public PK_FMT_F_ flag");
 /*
  * Every rendering but raw escapes the text (format.c, "Escaping"); the flag
  * is kept for callers that asked for it and adds nothing.
