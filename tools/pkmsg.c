@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -471,6 +472,9 @@ static bool wanted(const struct opts *o, const struct pk_record *rec, int64_t ze
  * one screen (F), raw colors (R), chop long lines (S), no init (X),
  * prompt (M), quit on ^C (K).  A pager that cannot be started is reported
  * back through a close-on-exec pipe, and pkmsg prints without one.
+ * A set-id pkmsg (AT_SECURE: run with more rights than its caller's) pages
+ * never: $PAGER is the caller's command, and less runs any command ('!'),
+ * either one with the rights pkmsg was given.
  */
 static pid_t pager_pid = -1;
 
@@ -481,7 +485,7 @@ static void start_pager(void)
 	ssize_t n;
 	pid_t pid;
 
-	if (pager && (!*pager || !strcmp(pager, "cat")))
+	if (getauxval(AT_SECURE) || (pager && (!*pager || !strcmp(pager, "cat"))))
 		return;
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return;
