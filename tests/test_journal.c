@@ -811,6 +811,41 @@ static void test_drop_count_exact(void **state)
 	free(path);
 }
 
+/*
+ * A journal console keeps journald's protocol: in raw, a text beginning
+ * "PRIORITY=" would go out as the entry's own fields.  No other console
+ * takes the protocol.
+ */
+static void test_format_fixed(void **state)
+{
+	struct pk_console_driver drv;
+	struct pk_console *con, *other;
+	char *path = tu_tmp_path("jfmt");
+	int srv, fd;
+
+	(void)state;
+	srv = bind_dgram(path);
+	assert_int_equal(pk_console_journal_make(path, "fmt", &drv), 0);
+	con = pk_console_register_driver(&drv, 8);
+	assert_non_null(con);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_RAW), -EINVAL);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_HUMAN), -EINVAL);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_JOURNAL), 0);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pk_console_fd_make(fd, &drv), 0);
+	other = pk_console_register_driver(&drv, 8);
+	assert_non_null(other);
+	assert_int_equal(pk_console_set_format(other, PK_FMT_JOURNAL), -EINVAL);
+	assert_int_equal(pk_console_set_format(other, PK_FMT_RAW), 0);
+	assert_int_equal(pk_console_unregister(other), 0);
+	assert_int_equal(pk_console_unregister(con), 0);
+	close(fd);
+	close(srv);
+	unlink(path);
+	free(path);
+}
+
 /* The crash handler prints through write_atomic(), in a signal handler. */
 static void test_crash(void **state)
 {
@@ -865,6 +900,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_drops, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_count_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_fixed, setup, teardown),
 	};
 	int ret = TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 
