@@ -746,6 +746,106 @@ static void test_reconnect_drops(void **state)
 	free(path);
 }
 
+/* Fill @srv's queue through @drv: until the next write is dropped. */
+static void fill_queue(struct pk_console_driver *drv)
+{
+	static const char one[] = "PRIORITY=6\nMESSAGE=one\n";
+	int i;
+
+	for (i = 0; i < 100000; i++)
+		if (drv->ops->write(drv->ctx, one, strlen(one)) < 0)
+			return;
+	fail_msg("the socket's queue never filled");
+}
+
+/* Empty @srv's queue, then send one entry: the notice it brings is @want. */
+static void expect_notice(struct pk_console_driver *drv, int srv, const char *want)
+{
+	char buf[512];
+
+	while (recv(srv, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	write_entry(drv, "PRIORITY=3\nMESSAGE=after\n", 25);
+	recv_entry(srv, want);
+	recv_entry(srv, "SYSLOG_IDENTIFIER=cnt\nPRIORITY=3\nMESSAGE=after\n");
+}
+
+/*
+ * A dropped entry counts as one, whatever its text says: only the
+ * console's own drop notice, exactly as pk__format_dropped() writes it,
+ * stands for its N.  A record's text or a crash report holding
+ * "\nPRINTK_DROPPED=N" does not.
+ */
+static void test_drop_count_exact(void **state)
+{
+	static const char bin_msg[] = "PRIORITY=6\nSYSLOG_FACILITY=1\nMESSAGE\n"
+				      "\x18\0\0\0\0\0\0\0x\nPRINTK_DROPPED=1000000\n";
+	static const char plain[] = "report line\nPRINTK_DROPPED=77\n";
+	static const char notice[] = "PRIORITY=4\nMESSAGE=** 3 printk messages dropped **\n"
+				     "PRINTK_DROPPED=3\n";
+	static const char one_dropped[] = "SYSLOG_IDENTIFIER=cnt\nPRIORITY=4\nMESSAGE=** 2 "
+					  "printk messages dropped **\nPRINTK_DROPPED=2\n";
+	struct pk_console_driver drv;
+	char *path = tu_tmp_path("jcnt");
+	int srv;
+
+	(void)state;
+	srv = bind_dgram(path);
+	assert_int_equal(pk_console_journal_make(path, "cnt", &drv), 0);
+	/* The record whose binary MESSAGE holds the string: 1 (+1 for the filler). */
+	fill_queue(&drv);
+	assert_int_equal(drv.ops->write(drv.ctx, bin_msg, sizeof(bin_msg) - 1), -ENOBUFS);
+	expect_notice(&drv, srv, one_dropped);
+	/* Plain text (a crash report) holding it: 1 as well. */
+	fill_queue(&drv);
+	assert_int_equal(drv.ops->write_atomic(drv.ctx, plain, sizeof(plain) - 1), -ENOBUFS);
+	expect_notice(&drv, srv, one_dropped);
+	/* The console's own notice of 3: 3 (+1). */
+	fill_queue(&drv);
+	assert_int_equal(drv.ops->write(drv.ctx, notice, sizeof(notice) - 1), -ENOBUFS);
+	expect_notice(&drv, srv, "SYSLOG_IDENTIFIER=cnt\nPRIORITY=4\nMESSAGE=** 4 printk "
+		      "messages dropped **\nPRINTK_DROPPED=4\n");
+	drv.ops->release(drv.ctx);
+	close(srv);
+	unlink(path);
+	free(path);
+}
+
+/*
+ * A journal console keeps journald's protocol: in raw, a text beginning
+ * "PRIORITY=" would go out as the entry's own fields.  No other console
+ * takes the protocol.
+ */
+static void test_format_fixed(void **state)
+{
+	struct pk_console_driver drv;
+	struct pk_console *con, *other;
+	char *path = tu_tmp_path("jfmt");
+	int srv, fd;
+
+	(void)state;
+	srv = bind_dgram(path);
+	assert_int_equal(pk_console_journal_make(path, "fmt", &drv), 0);
+	con = pk_console_register_driver(&drv, 8);
+	assert_non_null(con);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_RAW), -EINVAL);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_HUMAN), -EINVAL);
+	assert_int_equal(pk_console_set_format(con, PK_FMT_JOURNAL), 0);
+	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pk_console_fd_make(fd, &drv), 0);
+	other = pk_console_register_driver(&drv, 8);
+	assert_non_null(other);
+	assert_int_equal(pk_console_set_format(other, PK_FMT_JOURNAL), -EINVAL);
+	assert_int_equal(pk_console_set_format(other, PK_FMT_RAW), 0);
+	assert_int_equal(pk_console_unregister(other), 0);
+	assert_int_equal(pk_console_unregister(con), 0);
+	close(fd);
+	close(srv);
+	unlink(path);
+	free(path);
+}
+
 /* The crash handler prints through write_atomic(), in a signal handler. */
 static void test_crash(void **state)
 {
@@ -799,6 +899,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_burst_flood, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_crash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reconnect_drops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_count_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_format_fixed, setup, teardown),
 	};
 	int ret = TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
 

@@ -14,10 +14,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pty.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -28,6 +30,9 @@
 
 #ifndef SETID_HELPER_PATH
 #error "SETID_HELPER_PATH: tests/CMakeLists.txt defines it"
+#endif
+#ifndef PKMSG_PATH
+#error "PKMSG_PATH: tests/CMakeLists.txt defines it"
 #endif
 #ifndef SETID_BUILD_DIR
 #define SETID_BUILD_DIR "."
@@ -275,10 +280,159 @@ static void test_setid_ignores_environment(void **state)
 	free(dir);
 }
 
+/*
+ * Run @argv as user and group nobody with @envp, its stdin, stdout and
+ * stderr on a pseudo-terminal; what it (and its children) wrote there comes
+ * back, its exit status in *@status.
+ */
+static char *run_as_nobody_tty(char *const argv[], char *const envp[], int *status)
+{
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+	int master, slave;
+	ssize_t n;
+	pid_t pid;
+
+	assert_int_equal(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static const char msg[] = "test_setid: cannot become nobody or run pkmsg\n";
+
+		close(master);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, STDIN_FILENO);
+		dup2(slave, STDOUT_FILENO);
+		dup2(slave, STDERR_FILENO);
+		if (slave > STDERR_FILENO)
+			close(slave);
+		if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) || getuid() != NOBODY ||
+		    geteuid() != NOBODY || getegid() != NOBODY) {
+			(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+			_exit(98);
+		}
+		execve(argv[0], argv, envp);
+		(void)!write(STDOUT_FILENO, msg, sizeof(msg) - 1);
+		_exit(99);
+	}
+	close(slave);
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			out = realloc(out, cap);
+			assert_non_null(out);
+		}
+		n = read(master, out + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)	/* EIO: every holder of the terminal closed it */
+			break;
+		len += (size_t)n;
+	}
+	close(master);
+	out[len] = '\0';
+	tu_waitpid(pid, status, 30000, "pkmsg");
+	return out;
+}
+
+/*
+ * A set-id pkmsg pages never: $PAGER is its caller's command (and less runs
+ * any command with '!'), which would run with the rights pkmsg was given.
+ * Run as nobody on a terminal with PAGER="touch MARK; cat", the same copy of
+ * pkmsg without set-id bits runs the pager (the control: MARK appears), set-uid
+ * root and set-gid root it does not, and prints the records itself.
+ */
+static void test_setid_pkmsg_pages_never(void **state)
+{
+	char *dir, *helper, *pkmsg, *outdir, *store, *mark, *text, *henv[4], *penv[5];
+	const char *asan = getenv("ASAN_OPTIONS");
+	static const mode_t modes[] = { 04755, 02755 };
+	char *argv[4];
+	size_t i;
+	int status;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip_or_fail("needs root, to make a set-uid-root copy of pkmsg and run it as "
+			     "nobody (CI runs it as root)");
+	dir = setid_dir();
+	if (!dir)
+		skip_or_fail("no directory on a file system without nosuid that nobody can enter");
+	helper = str("%s/setid_helper", dir);
+	pkmsg = str("%s/pkmsg", dir);
+	outdir = str("%s/out", dir);
+	store = str("%s/store", outdir);
+	mark = str("%s/paged", outdir);
+	copy_file(SETID_HELPER_PATH, helper);
+	copy_file(PKMSG_PATH, pkmsg);
+	assert_int_equal(chown(helper, 0, 0), 0);
+	assert_int_equal(chmod(helper, 0755), 0);
+	assert_int_equal(chown(pkmsg, 0, 0), 0);
+	assert_int_equal(chmod(pkmsg, 0755), 0);
+	assert_int_equal(mkdir(outdir, 0700), 0);
+	assert_int_equal(chown(outdir, NOBODY, NOBODY), 0);
+
+	/* A store of nobody's, with the helper's line in it. */
+	henv[0] = str("PK_BUFFER=%s", store);
+	henv[1] = "PK_BUFFER_SIZE=64k";
+	henv[2] = str("ASAN_OPTIONS=%s%sdetect_leaks=0", asan ? asan : "", asan && *asan ? ":" : "");
+	henv[3] = NULL;
+	text = run_as_nobody(helper, henv, &status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 98)
+		skip_or_fail("cannot switch to uid %d here: %s", NOBODY, text);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !exists(store))
+		fail_msg("the helper made no store (status %#x): %s", status, text);
+	free(text);
+
+	penv[0] = str("PAGER=touch %s; cat", mark);
+	penv[1] = "TERM=dumb";
+	penv[2] = "PATH=/usr/bin:/bin";
+	penv[3] = henv[2];
+	penv[4] = NULL;
+	argv[0] = pkmsg;
+	argv[1] = "-F";
+	argv[2] = store;
+	argv[3] = NULL;
+	text = run_as_nobody_tty(argv, penv, &status);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !exists(mark))
+		fail_msg("control: pkmsg did not page (status %#x): %s", status, text);
+	assert_non_null(strstr(text, "setid helper logs this line"));
+	free(text);
+	assert_int_equal(unlink(mark), 0);
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		assert_int_equal(chmod(pkmsg, modes[i]), 0);
+		text = run_as_nobody_tty(argv, penv, &status);
+		print_message("pkmsg mode %o: %s", (unsigned)modes[i], text);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("mode %o: pkmsg failed (status %#x): %s", (unsigned)modes[i],
+				 status, text);
+		assert_non_null(strstr(text, "setid helper logs this line"));
+		if (exists(mark))
+			fail_msg("mode %o: pkmsg ran $PAGER", (unsigned)modes[i]);
+		free(text);
+	}
+	unlink(store);
+	unlink(helper);
+	unlink(pkmsg);
+	rmdir(outdir);
+	rmdir(dir);
+	free(penv[0]);
+	free(henv[0]);
+	free(henv[2]);
+	free(mark);
+	free(store);
+	free(outdir);
+	free(pkmsg);
+	free(helper);
+	free(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setid_ignores_environment),
+		cmocka_unit_test(test_setid_pkmsg_pages_never),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

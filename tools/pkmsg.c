@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -341,6 +342,20 @@ static bool parse_clock(const char *s, time_t now, time_t *out)
 	return false;
 }
 
+/*
+ * Seconds @sec, plus @add_ns, as ns: a time before 1677 or after 2262 is
+ * beyond 64 bits of nanoseconds, and is taken as the earliest or the latest
+ * there is (as far as a filter on a record's time goes, the same).
+ */
+static int64_t ns_at(int64_t sec, int64_t add_ns)
+{
+	int64_t ns;
+
+	if (__builtin_mul_overflow(sec, NS, &ns) || __builtin_add_overflow(ns, add_ns, &ns))
+		return sec < 0 || (sec == 0 && add_ns < 0) ? INT64_MIN : INT64_MAX;
+	return ns;
+}
+
 /* @s as wall-clock ns (CLOCK_REALTIME), or false. */
 static bool parse_time(const char *s, int64_t *out)
 {
@@ -360,7 +375,7 @@ static bool parse_time(const char *s, int64_t *out)
 	if (!strcmp(s, "today") || !strcmp(s, "yesterday") || !strcmp(s, "tomorrow")) {
 		if (!midnight(ts.tv_sec, s[0] == 'y' ? -1 : s[2] == 'm' ? 1 : 0, &t))
 			return false;
-		*out = (int64_t)t * NS;
+		*out = ns_at(t, 0);
 		return true;
 	}
 	if (s[0] == '@') {
@@ -370,26 +385,26 @@ static bool parse_time(const char *s, int64_t *out)
 		v = strtoll(s + 1, &end, 10);
 		if (errno || *end || v > SPAN_MAX)
 			return false;
-		*out = (int64_t)v * NS;
+		*out = ns_at(v, 0);
 		return true;
 	}
 	if (s[0] == '-' || s[0] == '+') {
 		span = parse_span(s + 1, s + n);
 		if (span < 0)
 			return false;
-		*out = s[0] == '-' ? now - span * NS : now + span * NS;
+		*out = s[0] == '-' ? ns_at(-span, now) : ns_at(span, now);
 		return true;
 	}
 	if (n > 4 && !strcmp(s + n - 4, " ago")) {
 		span = parse_span(s, s + n - 4);
 		if (span < 0)
 			return false;
-		*out = now - span * NS;
+		*out = ns_at(-span, now);
 		return true;
 	}
 	if (!parse_clock(s, ts.tv_sec, &t))
 		return false;
-	*out = (int64_t)t * NS;
+	*out = ns_at(t, 0);
 	return true;
 }
 
@@ -457,6 +472,9 @@ static bool wanted(const struct opts *o, const struct pk_record *rec, int64_t ze
  * one screen (F), raw colors (R), chop long lines (S), no init (X),
  * prompt (M), quit on ^C (K).  A pager that cannot be started is reported
  * back through a close-on-exec pipe, and pkmsg prints without one.
+ * A set-id pkmsg (AT_SECURE: run with more rights than its caller's) pages
+ * never: $PAGER is the caller's command, and less runs any command ('!'),
+ * either one with the rights pkmsg was given.
  */
 static pid_t pager_pid = -1;
 
@@ -467,7 +485,7 @@ static void start_pager(void)
 	ssize_t n;
 	pid_t pid;
 
-	if (pager && (!*pager || !strcmp(pager, "cat")))
+	if (getauxval(AT_SECURE) || (pager && (!*pager || !strcmp(pager, "cat"))))
 		return;
 	if (pipe2(out, O_CLOEXEC) < 0)
 		return;

@@ -158,7 +158,10 @@ int pk_console_unregister(struct pk_console *con);
  *       PK_FMT_F_CTIME, PK_FMT_F_RFC3339.
  * Also takes the local UTC offset again (see PK_FMT_F_CTIME).
  * Context: any thread, not from a signal handler.
- * Return: 0, or -EINVAL for a NULL @con or an unknown format or flag.
+ * A console registered in PK_FMT_JOURNAL (pk_console_journal_make()) keeps
+ * it, and no other console takes it.
+ * Return: 0, or -EINVAL for a NULL @con, an unknown format or flag, or
+ * a change to or from PK_FMT_JOURNAL.
  */
 int pk_console_set_format(struct pk_console *con, unsigned fmt);
 
@@ -469,8 +472,9 @@ int pk_console_syslog_make(const char *socket_path, const char *ident,
  *               /run/systemd/journal/socket.
  * @ident:       SYSLOG_IDENTIFIER; NULL: the program's name.  Cut at 63
  *               bytes, control bytes as '_'.
- * @out:         filled with the driver (format PK_FMT_JOURNAL; do not
- *               change it: a write in another format is sent as the
+ * @out:         filled with the driver (format PK_FMT_JOURNAL, which
+ *               pk_console_set_format() refuses to change; a write that
+ *               is not an entry, as the crash report, is sent as the
  *               MESSAGE of an entry at PRIORITY=4).
  *
  * A value with a newline or another control byte goes in the protocol's

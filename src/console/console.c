@@ -503,6 +503,15 @@ int pk_console_set_format(struct pk_console *con, unsigned fmt)
 	    (fmt & ~(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339 |
 		     PK_FMT_F_LOC)))
 		return -EINVAL;
+	/*
+	 * A console registered in journald's protocol speaks nothing else, and
+	 * no other takes it: a journal console in raw would send a text that
+	 * begins "PRIORITY=" as the entry's own fields, and another console
+	 * would write binary entries.
+	 */
+	if ((PK_FMT_KIND(fmt) == PK_FMT_JOURNAL) !=
+	    (PK_FMT_KIND(atomic_load_explicit(&con->fmt, memory_order_relaxed)) == PK_FMT_JOURNAL))
+		return -EINVAL;
 	pk__con_update_utc_offset();
 	atomic_store_explicit(&con->fmt, fmt, memory_order_relaxed);
 	return 0;

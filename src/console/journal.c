@@ -190,16 +190,37 @@ static int send_notice(struct journal_ctx *s)
 	return ret;
 }
 
-/* The console's own drop notice (format.c) stands for its N records. */
-static uint64_t notice_count(const char *buf, size_t len)
+/* Digits at *@p (before @end) as a number; false for none, or more than 19. */
+static bool take_u64(const char **p, const char *end, uint64_t *v)
 {
-	const char *k = memmem(buf, len, "\nPRINTK_DROPPED=", 16);
-	uint64_t n = 0;
+	const char *s = *p;
 
-	if (!k)
-		return 0;
-	for (k += 16; k < buf + len && *k >= '0' && *k <= '9'; k++)
-		n = n * 10 + (uint64_t)(*k - '0');
+	for (*v = 0; *p < end && **p >= '0' && **p <= '9' && *p - s < 19; (*p)++)
+		*v = *v * 10 + (uint64_t)(**p - '0');
+	return *p > s && (*p == end || **p < '0' || **p > '9');
+}
+
+/*
+ * The console's own drop notice (pk__format_dropped()) stands for its N
+ * records; any other write for one.  Only the notice whole, exactly as
+ * written there, is taken: a record's entry always has SYSLOG_FACILITY
+ * second, and a text or a crash report that merely holds the words (a
+ * binary MESSAGE may hold "\nPRINTK_DROPPED=") must not forge a count.
+ */
+static uint64_t entries_in(const char *buf, size_t len)
+{
+	static const char head[] = "PRIORITY=4\nMESSAGE=** ";
+	static const char mid[] = " printk messages dropped **\nPRINTK_DROPPED=";
+	const char *p = buf + sizeof(head) - 1, *end = buf + len;
+	uint64_t n, again;
+
+	if (len < sizeof(head) - 1 || memcmp(buf, head, sizeof(head) - 1) ||
+	    !take_u64(&p, end, &n) || (size_t)(end - p) < sizeof(mid) - 1 ||
+	    memcmp(p, mid, sizeof(mid) - 1))
+		return 1;
+	p += sizeof(mid) - 1;
+	if (!take_u64(&p, end, &again) || again != n || end - p != 1 || *p != '\n' || !n)
+		return 1;
 	return n;
 }
 
@@ -208,7 +229,7 @@ static long journal_send(struct journal_ctx *s, const char *buf, size_t len)
 	static const char plain_hdr[] = "PRIORITY=4\nMESSAGE\n";
 	unsigned char le[8];
 	struct iovec iov[5];
-	uint64_t n, stood;
+	uint64_t n;
 	size_t tlen = len;
 	int ret, i, cnt;
 
@@ -232,8 +253,7 @@ static long journal_send(struct journal_ctx *s, const char *buf, size_t len)
 	if (!ret)
 		ret = send_entry(s, iov, cnt);
 	if (ret < 0) {
-		stood = notice_count(buf, len);
-		s->missed += stood ? stood : 1;
+		s->missed += entries_in(buf, len);
 		return ret;
 	}
 	return (long)len;
