@@ -38,7 +38,7 @@
 #define THREADS		200
 #define RECORDS		100
 #define CALLS		(1 + THREADS * RECORDS)	/* the early call, then the threads' */
-#define STORE_SIZE	(8u << 20)
+#define STORE_SIZE	(16u << 20)
 #define CHILD_MS	120000
 
 static unsigned rnd(unsigned *s)
@@ -86,7 +86,11 @@ struct result {
  *   ISSUE   as the issue reported it: the threads log at once while the
  *           main thread calls pk_init(); the first store is the default
  *           store (anonymous memory), sized by PK_BUFFER_SIZE to hold all
- *           the records too, so that whatever is dropped is the switch's;
+ *           the records too, so that whatever is dropped is the switch's
+ *           (both stores hold the 20,001 records, call sites included,
+ *           with the head less than half a data ring ahead of a console:
+ *           beyond that a reader stops waiting for a record still being
+ *           written, and a writer preempted there loses it, counted);
  *   WINDOW  the same, but the threads start logging only once the switch
  *           holds callers out (pk__switch_hook), and the switch holds them
  *           out until every thread has made its first call and 20 ms more:
@@ -178,7 +182,7 @@ static void switch_child(int fd, enum pk_mode mode, bool counters, enum shape sh
 	if (shape == SMALL)
 		unsetenv("PK_BUFFER_SIZE");
 	else
-		setenv("PK_BUFFER_SIZE", shape == SLOW ? "256k" : "4m", 1);
+		setenv("PK_BUFFER_SIZE", shape == SLOW ? "256k" : "8m", 1);
 	for (i = 0; i < THREADS; i++)
 		pad_of[i] = 4 + rnd(&seed) % 24;
 	delay_us = rnd(&seed) % 2000;
