@@ -147,6 +147,76 @@ static void test_cont_alone(void **state)
 	pk_reader_close(r);
 }
 
+/*
+ * The limits of a call site: a file name kept to its last
+ * PK_SRCLOC_FILE_MAX bytes whether its length is given or counted (a
+ * counted one longer than 4 KiB too), a function to its first
+ * PK_SRCLOC_FUNC_MAX; and the largest record (a module prefix, the
+ * longest site, a text over PK_RECORD_MAX, every field at its largest)
+ * stored whole but its text, both deferred and formatted at the call.
+ */
+static void test_limits(void **state)
+{
+	static char file[5001], func[201], text[1101], vals[8][109];
+	static struct pk_module mod = { .name = "m234567890123456789012345678901",
+					 .level = PK_DEBUG, .default_level = PK_DEBUG };
+	static const char keys[8][3] = { "K0", "K1", "K2", "K3", "K4", "K5", "K6", "K7" };
+	struct pk_field f[8];
+	struct pk_reader *r;
+	struct pk_record rec;
+	size_t i;
+
+	(void)state;
+	r = reader_here();
+	memset(file, 'd', sizeof(file) - 1);
+	memcpy(file + sizeof(file) - 8, "/tail.c", 8);
+	memset(func, 'g', sizeof(func) - 1);
+	memset(text, 't', sizeof(text) - 1);
+	for (i = 0; i < 8; i++) {
+		memset(vals[i], 'v', sizeof(vals[i]) - 1);
+		f[i] = (struct pk_field){ keys[i], vals[i] };
+	}
+	assert_int_equal(pk_module_register(&mod), 0);
+	/* Counted (over 4 KiB), then given; the function counted, then given. */
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ file, func, 1, 0, 0 }, PK_INFO, "c\n");
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ file, func, 2, 5000, 200 }, PK_INFO, "g\n");
+	for (i = 0; i < 2; i++) {
+		next(r, &rec);
+		assert_int_equal(strlen(rec.file), PK_SRCLOC_FILE_MAX);
+		assert_string_equal(rec.file, file + 5000 - PK_SRCLOC_FILE_MAX);
+		assert_int_equal(strlen(rec.func), PK_SRCLOC_FUNC_MAX);
+		assert_memory_equal(rec.func, func, PK_SRCLOC_FUNC_MAX);
+		assert_int_equal(rec.line, i + 1);
+	}
+	/*
+	 * The largest records: the longest site, a text over PK_RECORD_MAX,
+	 * and either every field at its largest or the longest module.
+	 */
+	pk_printk_fields_loc(&(const struct pk_srcloc){ file, func, 3, 5000, 200 }, PK_INFO, f, 8,
+			     "%s\n", text);
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 4, 5000, 200 }, PK_INFO,
+		      "%s\n", text);
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 5, 5000, 200 }, PK_INFO,
+		      "%s", text);
+	for (i = 0; i < 3; i++) {
+		next(r, &rec);
+		assert_int_equal(rec.line, i + 3);
+		assert_string_equal(rec.file, file + 5000 - PK_SRCLOC_FILE_MAX);
+		assert_int_equal(strlen(rec.func), PK_SRCLOC_FUNC_MAX);
+		assert_int_equal(rec.len, PK_RECORD_MAX);
+		assert_memory_equal(rec.text, text, PK_RECORD_MAX);
+		assert_true(rec.flags & PK_REC_TRUNC);
+		if (i == 0) {
+			assert_int_equal(rec.nfields, 8);
+			assert_false(rec.flags & PK_REC_FIELDS_DROPPED);
+			assert_string_equal(rec.fields[7].value, vals[7]);
+		} else {
+			assert_string_equal(rec.module, mod.name);
+		}
+	}
+	pk_reader_close(r);
+}
+
 /* A site in a header used from two .c files: both records name the header. */
 static void test_header_site(void **state)
 {
@@ -490,6 +560,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_back),
 		cmocka_unit_test(test_cont_alone),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_header_site),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
