@@ -318,6 +318,43 @@ static void test_renderings(void **state)
 	pk_reader_close(r);
 }
 
+/* A file or function name with a newline, an escape or a quote is escaped in every rendering. */
+static void test_escaped_names(void **state)
+{
+	static char line[PK_FORMAT_MAX], msg[PK_RFC5424_MSG_MAX];
+	static const unsigned fmts[] = { PK_FMT_JSON, PK_FMT_KMSG, PK_FMT_HUMAN | PK_FMT_F_LOC,
+					 PK_FMT_SYSLOG | PK_FMT_F_LOC };
+	struct pk_reader *r = reader_here();
+	struct pk_record rec;
+	size_t i;
+
+	(void)state;
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ "a\nb\033[31m\".c", "f\n\033\\", 9, 0, 0 },
+		      PK_INFO, "t\n");
+	next(r, &rec);
+	assert_string_equal(rec.file, "a\nb\033[31m\".c");
+	assert_string_equal(rec.func, "f\n\033\\");
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		size_t n = render(line, sizeof(line), &rec, fmts[i]);
+
+		if (memchr(line, '\033', n))
+			fail_msg("an escape byte in %#x: %s", fmts[i], line);
+		/* One line each, kmsg's four: the record, CODE_FILE, CODE_LINE, CODE_FUNC. */
+		if (strchr(line, '\n') != line + n - 1 && fmts[i] != PK_FMT_KMSG)
+			fail_msg("a newline inside %#x: %s", fmts[i], line);
+	}
+	render(line, sizeof(line), &rec, PK_FMT_JSON);
+	assert_non_null(strstr(line, "\"file\":\"a\\nb\\u001b[31m\\\".c\""));
+	assert_non_null(strstr(line, "\"func\":\"f\\n\\u001b\\\\\""));
+	render(line, sizeof(line), &rec, PK_FMT_KMSG);
+	assert_non_null(strstr(line, "\n CODE_FILE=a\\x0ab\\x1b[31m\".c\n CODE_LINE=9\n"
+				     " CODE_FUNC=f\\x0a\\x1b\\x5c\n"));
+	/* RFC 5424 escapes '"', '\\' and ']' in a PARAM-VALUE. */
+	rfc5424(msg, sizeof(msg), &rec);
+	assert_non_null(strstr(msg, "file=\"a\nb\033[31m\\\".c\" line=\"9\" func=\"f\n\033\\\\\"]"));
+	pk_reader_close(r);
+}
+
 /* loc=on in a PK_CONSOLE entry: the file console's lines show the site. */
 static void test_console_loc_option(void **state)
 {
@@ -564,6 +601,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_site),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
+		cmocka_unit_test(test_escaped_names),
 		cmocka_unit_test(test_console_loc_option),
 		cmocka_unit_test(test_fields_dropped_shown),
 		cmocka_unit_test(test_rfc5424_long_keys),
