@@ -10,6 +10,7 @@
  * the renderings' marks of a field left out (kmsg, RFC 5424), and RFC
  * 5424's SD-NAMEs of two long keys that share their first 32 characters.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -355,6 +356,39 @@ static void test_escaped_names(void **state)
 	pk_reader_close(r);
 }
 
+/*
+ * A shared object's call sites outlive it: its records, read after
+ * dlclose() unmapped it, name its file and function (copied into the
+ * store when stored).
+ */
+static void test_unloaded_object(void **state)
+{
+	struct pk_reader *r = reader_here();
+	struct pk_record rec;
+	int (*log_fn)(int);
+	void *h;
+	size_t i;
+
+	(void)state;
+	h = dlopen(SRCLOC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fail_msg("dlopen: %s", dlerror());
+	*(void **)&log_fn = dlsym(h, "srcloc_plugin_log");
+	assert_non_null(log_fn);
+	assert_true(log_fn(7) > 0);
+	assert_int_equal(dlclose(h), 0);
+	/* Gone: a load that only finds an object already there finds none. */
+	assert_null(dlopen(SRCLOC_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD));
+	for (i = 0; i < 3; i++) {
+		next(r, &rec);
+		assert_non_null(rec.file);
+		assert_non_null(strstr(rec.file, "srcloc_plugin.c"));
+		assert_string_equal(rec.func, "srcloc_plugin_log");
+		assert_non_null(strstr(rec.text, "plugin "));
+	}
+	pk_reader_close(r);
+}
+
 /* loc=on in a PK_CONSOLE entry: the file console's lines show the site. */
 static void test_console_loc_option(void **state)
 {
@@ -601,6 +635,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_header_site),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
+		cmocka_unit_test(test_unloaded_object),
 		cmocka_unit_test(test_escaped_names),
 		cmocka_unit_test(test_console_loc_option),
 		cmocka_unit_test(test_fields_dropped_shown),
