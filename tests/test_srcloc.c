@@ -352,7 +352,8 @@ static void test_escaped_names(void **state)
 				     " CODE_FUNC=f\\x0a\\x1b\\x5c\n"));
 	/* RFC 5424 escapes '"', '\\' and ']' in a PARAM-VALUE. */
 	rfc5424(msg, sizeof(msg), &rec);
-	assert_non_null(strstr(msg, "file=\"a\nb\033[31m\\\".c\" line=\"9\" func=\"f\n\033\\\\\"]"));
+	assert_non_null(strstr(msg, "file=\"a\nb\033[31m\\\".c\" line=\"9\""
+				    " func=\"f\n\033\\\\\"]"));
 	pk_reader_close(r);
 }
 
