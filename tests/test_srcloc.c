@@ -215,6 +215,25 @@ static void test_limits(void **state)
 			assert_string_equal(rec.module, mod.name);
 		}
 	}
+	/*
+	 * An open line of the longest site and module: a continuation joins
+	 * it up to PK_RECORD_MAX bytes of text, and one that would pass that
+	 * is a record of its own; no text is lost, the site stays the line's.
+	 */
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 6, 5000, 200 }, PK_INFO,
+		      "%.1000s", text);
+	pk_cont("%.24s", text);
+	pk_cont("%.1s\n", text);
+	next(r, &rec);
+	assert_int_equal(rec.line, 6);
+	assert_string_equal(rec.module, mod.name);
+	assert_int_equal(rec.len, PK_RECORD_MAX);
+	assert_false(rec.flags & PK_REC_TRUNC);
+	next(r, &rec);
+	assert_true(rec.flags & PK_REC_CONT);
+	assert_null(rec.file);
+	assert_string_equal(rec.text, "t");
+	assert_string_equal(rec.module, mod.name);
 	pk_reader_close(r);
 }
 
