@@ -10,6 +10,7 @@
  * the renderings' marks of a field left out (kmsg, RFC 5424), and RFC
  * 5424's SD-NAMEs of two long keys that share their first 32 characters.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -147,6 +148,95 @@ static void test_cont_alone(void **state)
 	pk_reader_close(r);
 }
 
+/*
+ * The limits of a call site: a file name kept to its last
+ * PK_SRCLOC_FILE_MAX bytes whether its length is given or counted (a
+ * counted one longer than 4 KiB too), a function to its first
+ * PK_SRCLOC_FUNC_MAX; and the largest record (a module prefix, the
+ * longest site, a text over PK_RECORD_MAX, every field at its largest)
+ * stored whole but its text, both deferred and formatted at the call.
+ */
+static void test_limits(void **state)
+{
+	static char file[5001], func[201], text[1101], vals[8][109];
+	static struct pk_module mod = { .name = "m234567890123456789012345678901",
+					 .level = PK_DEBUG, .default_level = PK_DEBUG };
+	static const char keys[8][3] = { "K0", "K1", "K2", "K3", "K4", "K5", "K6", "K7" };
+	struct pk_field f[8];
+	struct pk_reader *r;
+	struct pk_record rec;
+	size_t i;
+
+	(void)state;
+	r = reader_here();
+	memset(file, 'd', sizeof(file) - 1);
+	memcpy(file + sizeof(file) - 8, "/tail.c", 8);
+	memset(func, 'g', sizeof(func) - 1);
+	memset(text, 't', sizeof(text) - 1);
+	for (i = 0; i < 8; i++) {
+		memset(vals[i], 'v', sizeof(vals[i]) - 1);
+		f[i] = (struct pk_field){ keys[i], vals[i] };
+	}
+	assert_int_equal(pk_module_register(&mod), 0);
+	/* Counted (over 4 KiB), then given; the function counted, then given. */
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ file, func, 1, 0, 0 }, PK_INFO, "c\n");
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ file, func, 2, 5000, 200 }, PK_INFO, "g\n");
+	for (i = 0; i < 2; i++) {
+		next(r, &rec);
+		assert_int_equal(strlen(rec.file), PK_SRCLOC_FILE_MAX);
+		assert_string_equal(rec.file, file + 5000 - PK_SRCLOC_FILE_MAX);
+		assert_int_equal(strlen(rec.func), PK_SRCLOC_FUNC_MAX);
+		assert_memory_equal(rec.func, func, PK_SRCLOC_FUNC_MAX);
+		assert_int_equal(rec.line, i + 1);
+	}
+	/*
+	 * The largest records: the longest site, a text over PK_RECORD_MAX,
+	 * and either every field at its largest or the longest module.
+	 */
+	pk_printk_fields_loc(&(const struct pk_srcloc){ file, func, 3, 5000, 200 }, PK_INFO, f, 8,
+			     "%s\n", text);
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 4, 5000, 200 }, PK_INFO,
+		      "%s\n", text);
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 5, 5000, 200 }, PK_INFO,
+		      "%s", text);
+	for (i = 0; i < 3; i++) {
+		next(r, &rec);
+		assert_int_equal(rec.line, i + 3);
+		assert_string_equal(rec.file, file + 5000 - PK_SRCLOC_FILE_MAX);
+		assert_int_equal(strlen(rec.func), PK_SRCLOC_FUNC_MAX);
+		assert_int_equal(rec.len, PK_RECORD_MAX);
+		assert_memory_equal(rec.text, text, PK_RECORD_MAX);
+		assert_true(rec.flags & PK_REC_TRUNC);
+		if (i == 0) {
+			assert_int_equal(rec.nfields, 8);
+			assert_false(rec.flags & PK_REC_FIELDS_DROPPED);
+			assert_string_equal(rec.fields[7].value, vals[7]);
+		} else {
+			assert_string_equal(rec.module, mod.name);
+		}
+	}
+	/*
+	 * An open line of the longest site and module: a continuation joins
+	 * it up to PK_RECORD_MAX bytes of text, and one that would pass that
+	 * is a record of its own; no text is lost, the site stays the line's.
+	 */
+	pk_printk_loc(&mod, &(const struct pk_srcloc){ file, func, 6, 5000, 200 }, PK_INFO,
+		      "%.1000s", text);
+	pk_cont("%.24s", text);
+	pk_cont("%.1s\n", text);
+	next(r, &rec);
+	assert_int_equal(rec.line, 6);
+	assert_string_equal(rec.module, mod.name);
+	assert_int_equal(rec.len, PK_RECORD_MAX);
+	assert_false(rec.flags & PK_REC_TRUNC);
+	next(r, &rec);
+	assert_true(rec.flags & PK_REC_CONT);
+	assert_null(rec.file);
+	assert_string_equal(rec.text, "t");
+	assert_string_equal(rec.module, mod.name);
+	pk_reader_close(r);
+}
+
 /* A site in a header used from two .c files: both records name the header. */
 static void test_header_site(void **state)
 {
@@ -245,6 +335,77 @@ static void test_renderings(void **state)
 	assert_null(strstr(msg, "code@"));
 	render(line, sizeof(line), &rec, PK_FMT_HUMAN | PK_FMT_F_LOC);
 	assert_non_null(strstr(line, "] bare\n"));
+	pk_reader_close(r);
+}
+
+/* A file or function name with a newline, an escape or a quote is escaped in every rendering. */
+static void test_escaped_names(void **state)
+{
+	static char line[PK_FORMAT_MAX], msg[PK_RFC5424_MSG_MAX];
+	static const unsigned fmts[] = { PK_FMT_JSON, PK_FMT_KMSG, PK_FMT_HUMAN | PK_FMT_F_LOC,
+					 PK_FMT_SYSLOG | PK_FMT_F_LOC };
+	struct pk_reader *r = reader_here();
+	struct pk_record rec;
+	size_t i;
+
+	(void)state;
+	pk_printk_loc(NULL, &(const struct pk_srcloc){ "a\nb\033[31m\".c", "f\n\033\\", 9, 0, 0 },
+		      PK_INFO, "t\n");
+	next(r, &rec);
+	assert_string_equal(rec.file, "a\nb\033[31m\".c");
+	assert_string_equal(rec.func, "f\n\033\\");
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		size_t n = render(line, sizeof(line), &rec, fmts[i]);
+
+		if (memchr(line, '\033', n))
+			fail_msg("an escape byte in %#x: %s", fmts[i], line);
+		/* One line each, kmsg's four: the record, CODE_FILE, CODE_LINE, CODE_FUNC. */
+		if (strchr(line, '\n') != line + n - 1 && fmts[i] != PK_FMT_KMSG)
+			fail_msg("a newline inside %#x: %s", fmts[i], line);
+	}
+	render(line, sizeof(line), &rec, PK_FMT_JSON);
+	assert_non_null(strstr(line, "\"file\":\"a\\nb\\u001b[31m\\\".c\""));
+	assert_non_null(strstr(line, "\"func\":\"f\\n\\u001b\\\\\""));
+	render(line, sizeof(line), &rec, PK_FMT_KMSG);
+	assert_non_null(strstr(line, "\n CODE_FILE=a\\x0ab\\x1b[31m\".c\n CODE_LINE=9\n"
+				     " CODE_FUNC=f\\x0a\\x1b\\x5c\n"));
+	/* RFC 5424 escapes '"', '\\' and ']' in a PARAM-VALUE. */
+	rfc5424(msg, sizeof(msg), &rec);
+	assert_non_null(strstr(msg, "file=\"a\nb\033[31m\\\".c\" line=\"9\""
+				    " func=\"f\n\033\\\\\"]"));
+	pk_reader_close(r);
+}
+
+/*
+ * A shared object's call sites outlive it: its records, read after
+ * dlclose() unmapped it, name its file and function (copied into the
+ * store when stored).
+ */
+static void test_unloaded_object(void **state)
+{
+	struct pk_reader *r = reader_here();
+	struct pk_record rec;
+	int (*log_fn)(int);
+	void *h;
+	size_t i;
+
+	(void)state;
+	h = dlopen(SRCLOC_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fail_msg("dlopen: %s", dlerror());
+	*(void **)&log_fn = dlsym(h, "srcloc_plugin_log");
+	assert_non_null(log_fn);
+	assert_true(log_fn(7) > 0);
+	assert_int_equal(dlclose(h), 0);
+	/* Gone: a load that only finds an object already there finds none. */
+	assert_null(dlopen(SRCLOC_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD));
+	for (i = 0; i < 3; i++) {
+		next(r, &rec);
+		assert_non_null(rec.file);
+		assert_non_null(strstr(rec.file, "srcloc_plugin.c"));
+		assert_string_equal(rec.func, "srcloc_plugin_log");
+		assert_non_null(strstr(rec.text, "plugin "));
+	}
 	pk_reader_close(r);
 }
 
@@ -490,9 +651,12 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_back),
 		cmocka_unit_test(test_cont_alone),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_header_site),
 		cmocka_unit_test(test_cxx),
 		cmocka_unit_test(test_renderings),
+		cmocka_unit_test(test_unloaded_object),
+		cmocka_unit_test(test_escaped_names),
 		cmocka_unit_test(test_console_loc_option),
 		cmocka_unit_test(test_fields_dropped_shown),
 		cmocka_unit_test(test_rfc5424_long_keys),

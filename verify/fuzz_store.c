@@ -106,10 +106,12 @@
 static const unsigned formats[] = {
 	PK_FMT_HUMAN | PK_FMT_F_ESCAPE,
 	PK_FMT_HUMAN | PK_FMT_F_REALTIME | PK_FMT_F_DELTA | PK_FMT_F_TID,
+	PK_FMT_HUMAN | PK_FMT_F_LOC,
 	PK_FMT_KMSG,
 	PK_FMT_SYSLOG | PK_FMT_F_ESCAPE | PK_FMT_F_DELTA,
 	PK_FMT_JSON | PK_FMT_F_REALTIME,
 	PK_FMT_RAW,
+	PK_FMT_JOURNAL,
 };
 
 static char line[PK_FORMAT_MAX];
@@ -196,7 +198,9 @@ static NOCOV bool same(const struct state *s, const struct pk_record *rec)
 		size_t i;
 
 		pk__rec_fields(&r, &fr);
-		if (fr.nfields != rec->nfields)
+		if (fr.nfields != rec->nfields || fr.line != rec->line ||
+		    (fr.file ? !rec->file || strcmp(fr.file, rec->file) : rec->file != NULL) ||
+		    (fr.func ? !rec->func || strcmp(fr.func, rec->func) : rec->func != NULL))
 			return false;
 		for (i = 0; i < fr.nfields; i++)
 			if (strcmp(fr.fields[i].key, rec->fields[i].key) ||
@@ -587,7 +591,11 @@ static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_m
  * A recipe: records, then 0xff, then patches.
  *
  *   record  3 bytes, then the text if it is literal:
- *           [0] level (bits 2..0), facility (7..3)
+ *           [0] level (bits 2..0), facility (7..3); a facility of 24
+ *               to 31 (none of syslog's) also flags a location block
+ *               (PK__REC_LOC) on a record stored neither as a package
+ *               nor as an extension: a valid block at the body's start
+ *               (after a module prefix) when the text is generated
  *           [1] flags (3..0); 0x30 set: extend the newest record instead
  *               of storing one; 0x20 alone: store a package (pkg_of(),
  *               with the text as its strings and numbers); 0x10 alone: a
@@ -604,6 +612,32 @@ static void rendered(struct pk_ring_rec *r, uint64_t seq, const struct pk_ring_m
  *   patch   3 bytes: offset (16 bits, little-endian, modulo the region
  *           size), a byte to XOR there
  */
+/*
+ * A valid location block (record.c, "LOCATIONS") at @at in generated
+ * text @t of @len bytes, its lengths and line from the bytes there, NULs
+ * in its names made '/'; nothing if there is no room for its header.
+ */
+static void loc_of(char *t, unsigned len, unsigned at)
+{
+	unsigned char *u = (unsigned char *)t + at;
+	unsigned room, flen, glen, i;
+
+	if (at + PK_RING_LOC_HDR > len)
+		return;
+	room = len - at - PK_RING_LOC_HDR;
+	flen = u[4] % (room + 1);
+	if (flen > PK_RING_LOC_FILE_MAX)
+		flen = PK_RING_LOC_FILE_MAX;
+	glen = u[5] % (room - flen + 1);
+	if (glen > PK_RING_LOC_FUNC_MAX)
+		glen = PK_RING_LOC_FUNC_MAX;
+	u[4] = (unsigned char)flen;
+	u[5] = (unsigned char)glen;
+	for (i = 0; i < flen + glen; i++)
+		if (!u[PK_RING_LOC_HDR + i])
+			u[PK_RING_LOC_HDR + i] = '/';
+}
+
 static void run_recipe(const uint8_t *p, size_t size)
 {
 	static uint64_t mem[(PK_RING_HDR_SIZE + (8u << (PK_RING_MIN_DATA_LOG2 - PK_RING_DESC_SHIFT)) +
@@ -641,6 +675,9 @@ static void run_recipe(const uint8_t *p, size_t size)
 				for (k = 0; k < n; k++)
 					gen[1 + k] = nc[(unsigned char)gen[1 + k] % (sizeof(nc) - 1)];
 			}
+			if (p[0] >> 3 >= 24 && !(p[1] & 0x20))
+				loc_of(gen, len, (p[1] & 0x30) == 0x10 && len >= 2 ?
+						 1u + (unsigned char)gen[0] : 0);
 			text = gen;
 		} else {
 			if (len > (size_t)(end - p - 3))
@@ -652,6 +689,8 @@ static void run_recipe(const uint8_t *p, size_t size)
 		m.flags = p[1] & 0x0f;
 		if ((p[1] & 0x08) && !(p[1] & 0x10))
 			m.flags = (p[1] & 0x07) | PK__REC_FIELDS;
+		if (p[0] >> 3 >= 24 && !(p[1] & 0x20))
+			m.flags |= PK__REC_LOC;
 		if ((p[1] & 0x98) == 0x88 && !(p[1] & 0x30)) {
 			/* Generated text, then a valid block from it. */
 			static char body[PK_RING_TEXT_MAX];

@@ -221,7 +221,8 @@ size_t pk__loc_encode(char *dst, const struct pk_srcloc *loc)
 	if (!loc || (!loc->file && !loc->func))
 		return 0;
 	if (loc->file) {
-		flen = loc->file_len ? loc->file_len : bounded_len(loc->file, 4096);
+		/* Counted whole: the end of a long name is what is kept. */
+		flen = loc->file_len ? loc->file_len : strlen(loc->file);
 		if (flen > PK_RING_LOC_FILE_MAX) {
 			skip = flen - PK_RING_LOC_FILE_MAX;
 			flen = PK_RING_LOC_FILE_MAX;
