@@ -1054,5 +1054,8 @@ int main(int argc, char **argv)
 	    (o.color == COLOR_AUTO && isatty(STDOUT_FILENO) == 1 && !(no_color && *no_color) &&
 	     !(term && !strcmp(term, "dumb"))))
 		o.fmt |= PK_FMT_F_COLOR;
-	return run(&o);
+	ret = run(&o);
+	if (o.have_grep)
+		regfree(&o.re);
+	return ret;
 }
