@@ -4,7 +4,7 @@
 # layers.sh SRCDIR OBJECT...: every call and every #include between the wings
 # of src/ points down (docs/design.md, "Layout").
 #
-#   kernel/ 7 > printk.c (front) 6 > flush/ 5 > console/ 4 > store/ 3
+#   kernel/ 7 > printk.c, init.c (front) 6 > flush/ 5 > console/ 4 > store/ 3
 #           > format/ 2 > core/ 1
 #
 # A file's wing is its first folder under src/; a file directly in src/ is

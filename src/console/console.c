@@ -853,7 +853,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	/*
-	 * A lost note (printk.c, "LOST NOTES"): records lost where this
+	 * A lost note (record.c, "LOST NOTES"): records lost where this
 	 * console could not see a gap, as many as it would have printed.
 	 * Reported as its own drop notice, in the console's format.
 	 */

@@ -201,7 +201,7 @@ struct pk__conown {
 };
 
 /*
- * HOOKS: what the front door (printk.c) registers, for the wings below it
+ * HOOKS: what the front door (init.c) registers, for the wings below it
  * that must start the library or log through it (a console registered
  * first, pk_flush(), a reader, the exit flush), without naming it.
  */

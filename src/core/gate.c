@@ -639,7 +639,7 @@ bool pk__switch_wait(uint64_t *until, bool (*safe_here)(void))
 	return true;
 }
 
-/* In a fork child, from the front door's atfork handler (printk.c). */
+/* In a fork child, from the front door's atfork handler (init.c). */
 void pk__gate_atfork_child(void)
 {
 	/*

@@ -21,7 +21,7 @@ struct pk__global pk__g = { .facility = 1 };
 PK__TLS struct pk__thread pk__self;
 
 /*
- * HOOKS.  The front door (printk.c) registers its life-cycle calls before
+ * HOOKS.  The front door (init.c) registers its life-cycle calls before
  * main() (a constructor of high priority), the crash handler (panic.c) its
  * per-thread signal stack when it is installed.  Release stores; the
  * acquire loads below pair with them, so that a hook seen set is seen

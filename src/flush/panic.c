@@ -387,7 +387,7 @@ static void crash_handler(int sig, siginfo_t *si, void *uctx)
  * The mapping is freed when its thread exits, by a thread-specific key's
  * destructor.  The lazy first call may be inside a signal handler, so the
  * key is used only when pthread_setspecific() there is a plain store
- * (glibc: one of the first 32 keys, as the gate slots' key in printk.c);
+ * (glibc: one of the first 32 keys, as the gate slots' key in core/gate.c);
  * with a later key, only the installing thread gets a stack, since others
  * would leak theirs at exit.
  */

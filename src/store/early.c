@@ -196,7 +196,7 @@ static uint64_t migrate_once(void)
 	 * moved: before the library was set up, or while a store switch held
 	 * callers out) are lost for good, and no console could see a gap for
 	 * them: a lost note counts them, in-band on every console, and in
-	 * the store's `lost' (printk.c, "LOST NOTES").  Their levels are not
+	 * the store's `lost' (record.c, "LOST NOTES").  Their levels are not
 	 * known: every console counts them.
 	 */
 	if (rd.next - from > moved) {

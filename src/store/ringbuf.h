@@ -144,7 +144,7 @@ struct pk_ring {
 	uint64_t data_size;		/* bytes */
 	uint64_t word_mask;		/* data_size / 8 - 1 */
 	/*
-	 * Optional and private to the process (set up by printk.c): which
+	 * Optional and private to the process (set up by the store's life, life.c): which
 	 * seqs were taken through this view, and at which level.  The word
 	 * of seq % (own_mask + 1) (ringbuf.c own_at) holds the newest such
 	 * seq (low 60 bits), a valid bit and the level.  NULL: not kept

@@ -75,7 +75,7 @@ bool pk__store_sole(void);
  */
 #define PK__REC_MODULE	0x0200u
 /*
- * A lost note (printk.c, "LOST NOTES"): its body counts records lost
+ * A lost note (record.c, "LOST NOTES"): its body counts records lost
  * where no console could see a gap in the seqs (struct pk__lost_note).
  * Consoles print it as a drop notice; readers see the notice as text.
  */
