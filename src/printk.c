@@ -10,17 +10,11 @@
  * lock-free pk__ring_write().  All per-thread state is initial-exec TLS,
  * which a signal handler may use.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "console/consoles.h"
