@@ -24,6 +24,9 @@
 #     environment and by pk_dyndbg_exec() (DYNDBG_HELPER, docs_dyndbg.c).
 #  5. Every relative link of the Markdown docs ([text](path), ![](path))
 #     names a file or directory that exists.
+#  6. Every sentence that gives this libprintk's store format version
+#     names PK_RING_VERSION (src/store/ringbuf.h).
+#  7. README.md is under 250 lines (the rest is the user guide).
 #
 # Exit status: 0 all good, 1 a check failed, 77 (skip) when groff (the
 # groff-base package) or a C preprocessor is not installed.
@@ -340,6 +343,40 @@ else
 	done <"$tmp/dyndbg"
 fi
 
+# ---- 6. the store format version ---------------------------------------------
+
+# Each sentence that gives this libprintk's store format version ("a format
+# version, N in this libprintk", "this libprintk's, N", "this libprintk
+# reads version N", "written by this version (store format N") names
+# PK_RING_VERSION (src/store/ringbuf.h).  Older versions named as history
+# ("came with format 4") are not this check's business.
+version=$(num "$proj/src/store/ringbuf.h" PK_RING_VERSION)
+nversions=0
+for f in "$tmp"/text/*; do
+	# One line, a word the renderer hyphenated at a line's end joined again.
+	sed -e ':a' -e 'N' -e '$!ba' -e 's/\xe2\x80\x90\n[[:space:]]*//g' -e 's/\n/ /g' "$f" |
+		tr -s ' \t' '  ' |
+		grep -oE "format version,? [0-9]+ in this libprintk|this libprintk'?s?,? [0-9]+[;,.]|this libprintk reads version [0-9]+|written by this version \(store format [0-9]+" |
+		while IFS= read -r m; do
+			n=$(printf '%s\n' "$m" | grep -oE '[0-9]+' | tail -n 1)
+			echo "${f##*/}	$n	$m"
+		done
+done >"$tmp/versions"
+while IFS='	' read -r file n m; do
+	nversions=$((nversions + 1))
+	[ "$n" = "$version" ] ||
+		bad "$file: \"$m\": the store format version is $version (PK_RING_VERSION)"
+done <"$tmp/versions"
+[ -z "${PK_DOCS_CHECK_VERBOSE:-}" ] || cat "$tmp/versions"
+[ "$nversions" -gt 0 ] ||
+	bad "no doc gives this libprintk's store format version: has the wording changed?"
+
+# ---- 7. the README is for the first five minutes -----------------------------
+
+nreadme=$(wc -l <"$proj/README.md")
+[ "$nreadme" -lt 250 ] ||
+	bad "README.md has $nreadme lines: keep it under 250, the rest in docs/guide/"
+
 # ---- 5. links ---------------------------------------------------------------------
 
 # Inline links and images whose target is not a URL or an anchor alone;
@@ -362,6 +399,6 @@ if [ "$fail" -ne 0 ]; then
 	exit 1
 fi
 echo "docs_check: ok: $npages pages clean; $(wc -l <"$tmp/codevars") variables and" \
-	"$(wc -l <"$tmp/sizes") sizes agree with the code; $(wc -l <"$tmp/dyndbg") PK_DYNDBG" \
+	"$(wc -l <"$tmp/sizes") sizes and $nversions format versions agree with the code; $(wc -l <"$tmp/dyndbg") PK_DYNDBG" \
 	"examples accepted; $nlinks links of $(mddocs | wc -l) Markdown files resolve"
 exit 0

@@ -1,9 +1,11 @@
 #!/bin/sh
 # build_minimal.sh SRC CC: the tree builds and installs with nothing but a C
 # compiler, make and CMake.  The optional packages (cmocka, spdlog,
-# LTTng-UST, pkg-config, librelp) are hidden from a configure in a
-# temporary directory, and so is the C++ compiler (CXX names none); it
-# must print one line for each part it skips, and build and install (to a
+# LTTng-UST, pkg-config) are hidden from a configure in a temporary
+# directory, and so are librelp's header (the system include directories
+# are ignored by find_path; PK_RELP stays AUTO) and the C++ compiler (CXX
+# names none); it must print one line for each part it skips (tests,
+# pkbench, RELP), and build and install (to a
 # DESTDIR) the libraries, headers, pkg-config file, CMake package, pkmsg
 # and the man pages.  Then PK_TESTS=ON without cmocka, and PK_BENCH=ON
 # without spdlog (the C++ compiler back), must fail the configure with
@@ -20,9 +22,10 @@ bad() {
 }
 hide="-DCMAKE_DISABLE_FIND_PACKAGE_cmocka=ON -DCMAKE_DISABLE_FIND_PACKAGE_spdlog=ON
 	-DCMAKE_DISABLE_FIND_PACKAGE_LTTngUST=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON
-	-DPK_RELP=OFF --no-warn-unused-cli"
+	-DCMAKE_IGNORE_PATH=/usr/include;/usr/local/include --no-warn-unused-cli"
 tests_line="-- libprintk: tests skipped: cmocka not found (Debian: libcmocka-dev)"
 bench_line="-- libprintk: pkbench skipped: no C++ compiler found (Debian: g++)"
+relp_line="-- libprintk: syslog over RELP skipped: librelp.h not found (Debian: librelp-dev)"
 
 # shellcheck disable=SC2086
 if ! CXX=$tmp/no-such-c++ cmake -S "$src" -B "$tmp/b" -DCMAKE_C_COMPILER="$cc" \
@@ -31,12 +34,12 @@ if ! CXX=$tmp/no-such-c++ cmake -S "$src" -B "$tmp/b" -DCMAKE_C_COMPILER="$cc" \
 	echo "build_minimal: the configure without the optional packages failed"
 	exit 1
 fi
-for l in "$tests_line" "$bench_line"; do
+for l in "$tests_line" "$bench_line" "$relp_line"; do
 	n=$(grep -cxF -- "$l" "$tmp/conf.log")
 	[ "$n" = 1 ] || bad "the configure printed \"$l\" $n times, not once"
 done
 n=$(grep -c '^-- libprintk: .* skipped: ' "$tmp/conf.log")
-[ "$n" = 2 ] || bad "the configure printed $n skip lines, not 2: $(grep 'skipped:' "$tmp/conf.log")"
+[ "$n" = 3 ] || bad "the configure printed $n skip lines, not 3: $(grep 'skipped:' "$tmp/conf.log")"
 if ! cmake --build "$tmp/b" -j 2 >"$tmp/build.log" 2>&1; then
 	tail -n 40 "$tmp/build.log"
 	echo "build_minimal: the build failed"
@@ -81,5 +84,5 @@ if [ "$fail" -ne 0 ]; then
 	echo "build_minimal: FAILED"
 	exit 1
 fi
-echo "build_minimal: ok: configured with 2 skip lines, built and installed" \
+echo "build_minimal: ok: configured with 3 skip lines, built and installed" \
 	"$(find "$tmp/root" -type f | wc -l) files; PK_TESTS=ON and PK_BENCH=ON fail as they should"
