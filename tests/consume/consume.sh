@@ -106,6 +106,16 @@ if readelf -d "$work/static_consumer" | grep -q 'NEEDED.*relp'; then
 	echo "a program linked with libprintk.a needs librelp" >&2
 	exit 1
 fi
+# A program that calls no function of the front door (only consoles, a
+# reader, pk_flush()) starts the library from the archive too.
+$cc -Wall -Wextra -Werror -o "$work/static_noinit" "$src/tests/consume/consumer_noinit.c" \
+	-I"$prefix/include" "$prefix/lib/libprintk.a" -pthread
+out=$("$work/static_noinit" 2>&1) || {
+	echo "libprintk.a, a program without pk_init() or pk_printk(): $out" >&2
+	exit 1
+}
+[ "$out" = "consumer_noinit: ok" ] ||
+	{ echo "libprintk.a, a program without pk_init() or pk_printk(): $out" >&2; exit 1; }
 
 # 3. find_package(printk), where pkg-config finds no relp.pc either.
 PKG_CONFIG_LIBDIR=$work/none cmake -S "$src/tests/consume/find_package" -B "$work/fp" \
