@@ -12,7 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #define dev_fmt(fmt) "dev: " fmt
 
-#include <errno.h>
+/* No <errno.h> here: <printk/kernel.h> gives ENOMEM for ERR_PTR(-ENOMEM). */
 #include <string.h>
 
 #include <printk/kernel.h>

@@ -585,7 +585,10 @@ struct pk_console *pk_console_register_driver(const struct pk_console_driver *dr
  * stderr.
  * Context: any thread, not from a signal handler (allocates, opens files).
  * Return: the number of consoles registered (0 if none could be), or
- * -EINVAL for a NULL @spec.
+ * -EINVAL for a NULL @spec, or the error of initialising the library,
+ * which a first call does as pk_printk() would: pk_init()'s errors,
+ * -EAGAIN while another thread's initialisation has not finished (or from
+ * inside this thread's own), -ENODEV if it failed meanwhile.
  */
 int pk_console_register_spec(const char *spec);
 

@@ -91,6 +91,7 @@
 #ifndef PRINTK_KERNEL_H
 #define PRINTK_KERNEL_H
 
+#include <errno.h>	/* ERR_PTR(-ENOMEM) and the like, as the kernel's headers give them */
 #include <stdarg.h>
 #include <stdbool.h>
 
