@@ -65,7 +65,7 @@ PREFIX ?= /usr/local
 INSTBUILD ?= build-install
 PK_INSTALL_BENCH ?= OFF
 ifeq ($(PK_INSTALL_BENCH),ON)
-install: DEPS_SET = bench
+install: DEPS_SET = pkbench
 else
 install: DEPS_SET = install
 endif

@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh [install|deb|check|bench|ci] - make sure what a make target needs
+# deps.sh [install|deb|check|bench|pkbench|ci] - make sure what a make target needs
 # is there.
 #   install  a C compiler, make and cmake: checked as commands, on any
 #            system (librelp.h is optional: without it RELP is left out)
@@ -7,6 +7,9 @@
 #            make deb: Debian packages
 #   check    the test suite and pkbench (the default): Debian packages
 #   bench    check's, plus gnuplot and LTTng for make demo
+#   pkbench  install's, plus a C++ compiler and spdlog: make install
+#            PK_INSTALL_BENCH=ON (pkbench's LTTng row is built when
+#            liblttng-ust-dev is there, and left out otherwise)
 #   ci       check's, plus what .ci/run needs
 # The package sets are Debian's, checked with dpkg-query.  As root, missing
 # packages are installed with apt-get; otherwise the exact apt-get line is
@@ -34,6 +37,8 @@ case $set_ in
 check) ;;
 deb)
 	PKGS="cmake make gcc dpkg-dev file" ;;
+pkbench)
+	PKGS="cmake make gcc g++ libspdlog-dev" ;;
 bench)
 	# pkbench's plots (gnuplot) and its LTTng-UST row (make demo).  Under
 	# systemd, Debian's lttng-tools package enables and starts the
@@ -48,12 +53,17 @@ ci)
 	PKGS="$PKGS dpkg-dev file gnuplot-nox clang-14 libclang-rt-14-dev spin rsyslog rsyslog-relp"
 	PKGS="$PKGS systemd man-db groff-base" ;;
 *)
-	echo "deps.sh: unknown set '$set_' (install, deb, check, bench or ci)" >&2
+	echo "deps.sh: unknown set '$set_' (install, deb, check, bench, pkbench or ci)" >&2
 	exit 2 ;;
 esac
 if ! command -v dpkg-query >/dev/null 2>&1; then
+	case $set_ in
+	pkbench) what="a C++ compiler and spdlog" ;;
+	deb) what="dpkg-dev and file" ;;
+	*) what="cmocka, spdlog (C++), librelp headers, a C++ compiler and pkg-config" ;;
+	esac
 	echo "libprintk: no dpkg-query (not Debian): packages not checked; make $set_ needs" \
-		"cmocka, spdlog (C++), librelp headers, a C++ compiler and pkg-config" >&2
+		"$what" >&2
 	exit 0
 fi
 missing=""

@@ -27,6 +27,7 @@
 #  6. Every sentence that gives this libprintk's store format version
 #     names PK_RING_VERSION (src/store/ringbuf.h).
 #  7. README.md is under 250 lines (the rest is the user guide).
+#  8. Every CMake cache option PK_* has its row in docs/building.md.
 #
 # Exit status: 0 all good, 1 a check failed, 77 (skip) when groff (the
 # groff-base package) or a C preprocessor is not installed.
@@ -377,6 +378,26 @@ nreadme=$(wc -l <"$proj/README.md")
 [ "$nreadme" -lt 250 ] ||
 	bad "README.md has $nreadme lines: keep it under 250, the rest in docs/guide/"
 
+# ---- 8. every CMake option in docs/building.md ------------------------------
+
+# The cache options of the build (option(PK_...), set(PK_... CACHE ...)),
+# each with its row in the options table of docs/building.md.
+find "$proj" -name CMakeLists.txt -not -path "$proj/build*" | sort | xargs awk '
+	/^[ \t]*(option|set)\(PK_[A-Z0-9_]+/ { stmt = ""; collecting = 1 }
+	collecting {
+		stmt = stmt " " $0
+		if (index($0, ")")) {
+			collecting = 0
+			match(stmt, /PK_[A-Z0-9_]+/)
+			if (stmt ~ /option\(/ || stmt ~ / CACHE /) print substr(stmt, RSTART, RLENGTH)
+		}
+	}' | sort -u >"$tmp/cmakeopts"
+[ -s "$tmp/cmakeopts" ] || bad "found no PK_ option in the CMakeLists.txt files"
+while read -r o; do
+	grep -q "^| \`$o\` |" "$proj/docs/building.md" ||
+		bad "docs/building.md: the CMake option $o has no row in its options table"
+done <"$tmp/cmakeopts"
+
 # ---- 5. links ---------------------------------------------------------------------
 
 # Inline links and images whose target is not a URL or an anchor alone;
@@ -399,6 +420,7 @@ if [ "$fail" -ne 0 ]; then
 	exit 1
 fi
 echo "docs_check: ok: $npages pages clean; $(wc -l <"$tmp/codevars") variables and" \
-	"$(wc -l <"$tmp/sizes") sizes and $nversions format versions agree with the code; $(wc -l <"$tmp/dyndbg") PK_DYNDBG" \
+	"$(wc -l <"$tmp/sizes") sizes, $nversions format versions and $(wc -l <"$tmp/cmakeopts")" \
+	"CMake options agree with the code; $(wc -l <"$tmp/dyndbg") PK_DYNDBG" \
 	"examples accepted; $nlinks links of $(mddocs | wc -l) Markdown files resolve"
 exit 0

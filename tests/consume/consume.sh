@@ -30,7 +30,8 @@ run_consumer() { # NAME PROGRAM
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 for f in include/printk/printk.h include/printk/console.h include/printk/reader.h \
 	lib/libprintk.a lib/pkgconfig/libprintk.pc lib/cmake/printk/printkConfig.cmake \
-	bin/pkmsg share/man/man1/pkmsg.1 share/doc/libprintk/LICENSE; do
+	bin/pkmsg share/man/man1/pkmsg.1 share/doc/libprintk/LICENSE \
+	share/doc/libprintk/CHANGELOG.md; do
 	[ -e "$prefix/$f" ] || { echo "install: $f is missing" >&2; exit 1; }
 done
 for f in "$prefix"/lib/libprintk.so.1 "$prefix"/lib/cmake/printk/printkTargets.cmake \

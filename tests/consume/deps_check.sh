@@ -34,4 +34,14 @@ case $out in
 *"no dpkg-query"*"not checked"*) ;;
 *) echo "deps.sh check without dpkg said: $out" >&2; exit 1 ;;
 esac
+# make install PK_INSTALL_BENCH=ON (set pkbench) without dpkg-query: a
+# note naming pkbench's own needs, not the test suite's.
+out=$(PATH=$tmp/bin "$sh" "$src/scripts/deps.sh" pkbench 2>&1) ||
+	{ echo "deps.sh pkbench failed without dpkg: $out" >&2; exit 1; }
+case $out in
+*"no dpkg-query"*"C++ compiler and spdlog") ;;
+*) echo "deps.sh pkbench without dpkg said: $out" >&2; exit 1 ;;
+esac
+grep -q '^install: DEPS_SET = pkbench$' "$src/Makefile" ||
+	{ echo "make install PK_INSTALL_BENCH=ON does not check the pkbench set" >&2; exit 1; }
 echo "deps: install needs cmake, make and cc only; packages skipped with a note without dpkg"
