@@ -355,6 +355,7 @@ static void expect_exit(int code, const char *in_err, const char *const argv[])
 static void test_no_abbreviations(void **state)
 {
 	char *out;
+	int i;
 
 	(void)state;
 	/* --since is a time now: "10" is refused as one, never read as --since-seq. */
@@ -375,6 +376,22 @@ static void test_no_abbreviations(void **state)
 	expect_exit(2, "'--he'", ARGV("--he"));
 	/* An option's argument that looks like an abbreviation is its argument. */
 	expect_exit(1, "No such file", (const char *const[]){ PKMSG_PATH, "-F", "--js", NULL });
+	/* What getopt_long() refuses is said in a line and a hint, not the whole help. */
+	for (i = 0; i < 3; i++) {
+		const char *const bad[][4] = { { PKMSG_PATH, "--sinc", "10", NULL },
+					       { PKMSG_PATH, "--bogus", NULL },
+					       { PKMSG_PATH, "-F", NULL } };
+		char *o, *e;
+
+		assert_int_equal(tu_run(bad[i], NULL, &o, &e), 2);
+		assert_non_null(e);
+		if (has(e, "Usage:") || !has(e, "Try 'pkmsg --help'.") || count_lines(e) != 2) {
+			print_message("pkmsg %s: stderr: %s\n", bad[i][1], e);
+			fail_msg("pkmsg %s: not one line and a hint", bad[i][1]);
+		}
+		free(o);
+		free(e);
+	}
 	/* Exact names, and short options, still work. */
 	out = PKMSG_OK("--raw", "--since-seq=10", "--file", g_store);
 	assert_int_equal(count_lines(out), NMSG + 5 - 10);

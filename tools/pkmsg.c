@@ -1015,7 +1015,10 @@ int main(int argc, char **argv)
 		case OPT_STATS: o.stats = true; break;
 		case 'C': o.clear = true; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		default:
+			/* getopt_long() said what was wrong, in one line: not the whole help. */
+			fprintf(stderr, "Try 'pkmsg --help'.\n");
+			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
