@@ -1,5 +1,5 @@
 # What `cmake --install` puts where (GNUInstallDirs under CMAKE_INSTALL_PREFIX):
-#   lib/libprintk.a, lib/libprintk.so.0.2.0 (+ .so.1, .so links)
+#   lib/libprintk.a, lib/libprintk.so.1.2.0 (+ .so.1, .so links)
 #   include/printk/*.h
 #   lib/pkgconfig/libprintk.pc
 #   lib/cmake/printk/ (find_package(printk): printk::printk, printk::printk_static)
