@@ -321,9 +321,14 @@ static int init_cfg(const struct pk_config *cfg, bool ll_weak)
 	atomic_store_explicit(&pk__g.state, ret == 0 ? PK__READY : PK__UNINIT, memory_order_release);
 	lock_mine = false;
 	pthread_mutex_unlock(&init_lock);
-	if (ret == 0 && pk__early_pending()) {
-		/* Stragglers: callers that saw the library not ready yet. */
+	if (ret == 0 && pk__early_pending() && pk__gate_enter()) {
+		/*
+		 * Stragglers: callers that saw the library not ready yet.  In
+		 * the gate: init_lock is let go, and another thread's pk_init()
+		 * may switch the store already.
+		 */
 		pk__early_migrate();
+		pk__gate_exit();
 		pk__flush_kick();
 	}
 	pthread_setcancelstate(cancel, NULL);

@@ -254,11 +254,16 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		}
 		/*
 		 * The library may have become ready since we looked, and moved
-		 * the early records before ours arrived: move it ourselves.
+		 * the early records before ours arrived: move it ourselves,
+		 * inside the gate, which keeps a store switch from copying and
+		 * releasing the store while we write into it (pk__gate_enter()
+		 * lets us in only when the library is ready).
 		 */
-		if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY &&
-		    pk__early_migrate())
-			pk__flush_kick();
+		if (pk__gate_enter()) {
+			if (pk__early_migrate())
+				pk__flush_kick();
+			pk__gate_exit();
+		}
 		return ret < 0 ? ret : (int)len;
 	}
 	pk__self.in_printk++;

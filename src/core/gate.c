@@ -621,8 +621,18 @@ bool pk__switch_wait(uint64_t *until, bool (*safe_here)(void))
 
 	if (!(w & 1u)) {
 		/* No switch (any more): the gate may let it in now (switch:B). */
-		return atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY &&
-		       (!*until || pk__now_ns() < *until);
+		if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
+			return !*until || pk__now_ns() < *until;
+		/*
+		 * Not ready, and no switch when the word was read: a switch that
+		 * began since then set the state INITIALIZING after its odd word
+		 * (switch:A), so the word reads odd now, and this caller waits
+		 * for that switch like the others.  Still even: a first
+		 * initialisation or pk_shutdown(), where the early store it is.
+		 */
+		w = atomic_load_explicit(&switch_word, memory_order_acquire);
+		if (!(w & 1u))
+			return false;
 	}
 	if (in_switch || pk__self.gate_depth || pk__self.in_console || pk__self.in_printk)
 		return false;

@@ -687,9 +687,11 @@ static void *rescue_main(void *arg)
 	pk__self.printer = true;
 	tid = pk__tid();
 	while (!atomic_load_explicit(&F.rescue_stop, memory_order_acquire)) {
-		/* Early records whose writer found a migration under way. */
-		if (pk__early_pending())
+		/* Early records whose writer found a migration under way (in the gate: pk_flush()). */
+		if (pk__early_pending() && pk__gate_enter()) {
 			pk__early_migrate();
+			pk__gate_exit();
+		}
 		w = atomic_load_explicit(&F.rescue_wake, memory_order_acquire);
 		atomic_store_explicit(&F.rescue_sleeping, 1, memory_order_seq_cst);
 		poll = finalize_open(RESCUE_POLL_NS);
@@ -1546,13 +1548,18 @@ int pk_flush(int timeout_ms)
 		return ret == -ENODEV ? 0 : ret;
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return -EDEADLK;	/* called from inside a console write */
-	pk__early_drain();	/* a first call that lost the race with pk_init() */
 	/* pk_init() may be changing the store: wait until it is done. */
 	while (!pk__gate_enter()) {
 		ret = pk__ensure_init();
 		if (ret < 0)
 			return ret == -ENODEV ? 0 : ret;
 	}
+	/*
+	 * A first call that lost the race with pk_init(): its early records
+	 * move into the store in use, inside the gate (a switch must not copy
+	 * and release that store under the migration).
+	 */
+	pk__early_drain();
 	pk__ring_finalize_last(&pk__st.ring);
 	ret = flush_until_ex(pk__ring_next_seq(&pk__st.ring), timeout_ms, 0, TAKEOVER_MS, false);
 	pk__gate_exit();
@@ -1596,7 +1603,11 @@ static void exit_flush(void)
 	}
 	if (pk__self.in_console || pk__cl_held_by(&F.lock, pk__tid()))
 		return;
-	pk__early_drain();	/* a straggler of the first call's race */
+	/* A straggler of the first call's race, moved inside the gate (pk_flush()). */
+	if (pk__gate_enter()) {
+		pk__early_drain();
+		pk__gate_exit();
+	}
 	pk__ring_finalize_last(&pk__st.ring);
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console

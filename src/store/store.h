@@ -169,11 +169,16 @@ bool pk__early_init_safe_here(void);
 int pk__early_store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
 /* Are there early records not yet moved into the configured store? */
 bool pk__early_pending(void);
-/* Move them into pk__st.ring (initialising, or just initialised).  Return: records moved. */
+/*
+ * Move them into pk__st.ring.  The caller keeps that store in use for the
+ * whole call: it initialises or switches the store itself (init_lock), or
+ * it is inside the gate (pk__gate_enter()), so that no switch copies and
+ * releases the store under the migration.  Return: records moved.
+ */
 uint64_t pk__early_migrate(void);
-/* This thread stored early records: see them moved before it stores directly. */
+/* This thread stored early records: see them moved before it stores directly (as migrate). */
 void pk__early_settle(uint64_t last);
-/* Wait (bounded) until every early record stored so far has been moved (pk_flush, exit). */
+/* Wait (bounded) until every early record so far is moved (pk_flush, exit; as migrate). */
 void pk__early_drain(void);
 /* Panic or crash before initialisation: write them to @fd.  Async-signal-safe. */
 void pk__early_print_raw(int fd);
