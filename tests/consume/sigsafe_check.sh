@@ -1,6 +1,8 @@
 #!/bin/sh
 # sigsafe_check.sh ARCHIVE: the formatter behind pk_printk() (vsnprintf.c,
-# ptrext.c in libprintk.a) calls nothing that allocates, takes a lock or
+# ptrext.c in ARCHIVE, an archive of one member per source: the build's
+# libprintk_members.a, whose objects libprintk.a links into one) calls
+# nothing that allocates, takes a lock or
 # looks at the locale: each function its objects call is on the list below
 # of async-signal-safe, locale-free ones (or is the library's own, or
 # instrumentation a sanitizer or coverage build adds); a checked function
