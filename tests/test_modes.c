@@ -299,30 +299,44 @@ static void handoff_hook(struct tu_capture *cap)
 
 static void test_handoff_spreads_printing(void **state)
 {
-	struct tu_capture *cap = tu_capture_new(SLOW_US);
+	struct tu_capture *cap;
 	struct pk_console *con;
 	struct pk_flush_stats fs;
-	unsigned share;
+	unsigned share, attempt;
 	int n;
 	bool callers;
 
 	(void)state;
-	init_mode(PK_MODE_HANDOFF, 0);
-	atomic_store(&writes_with_waiter, 0);
-	atomic_store(&max_run_with_waiter, 0);
-	cap->hook = handoff_hook;
-	con = pk_console_register(&tu_capture_ops, cap, -1);
-	pk_flush_stats_reset();
-	storm(tu_seconds(1.5));
-	check_complete(con);
-	check_text(con, cap, STORMERS);
-	share = top_share(&n, &callers);
-	assert_int_equal(pk_flush_stats_get(&fs), 0);
-	print_message("handoff: top printer share %u%% over %d threads, %llu handoffs, "
-		      "longest stint %u writes, longest run while a waiter waited: %u writes "
-		      "(%u writes with a waiter)\n",
-		      share, n, (unsigned long long)fs.handoffs, storm_stint_max,
-		      atomic_load(&max_run_with_waiter), atomic_load(&writes_with_waiter));
+	/*
+	 * That a waiter came while a write was under way is what makes the
+	 * bound below say something.  A storm in which every holder began its
+	 * write before the next caller queued (once, under AddressSanitizer)
+	 * shows nothing either way: it is run again, three storms at most.
+	 */
+	for (attempt = 0;; attempt++) {
+		cap = tu_capture_new(SLOW_US);
+		init_mode(PK_MODE_HANDOFF, 0);
+		atomic_store(&writes_with_waiter, 0);
+		atomic_store(&max_run_with_waiter, 0);
+		cap->hook = handoff_hook;
+		con = pk_console_register(&tu_capture_ops, cap, -1);
+		pk_flush_stats_reset();
+		storm(tu_seconds(1.5));
+		check_complete(con);
+		check_text(con, cap, STORMERS);
+		share = top_share(&n, &callers);
+		assert_int_equal(pk_flush_stats_get(&fs), 0);
+		print_message("handoff: top printer share %u%% over %d threads, %llu handoffs, "
+			      "longest stint %u writes, longest run while a waiter waited: %u "
+			      "writes (%u writes with a waiter)\n",
+			      share, n, (unsigned long long)fs.handoffs, storm_stint_max,
+			      atomic_load(&max_run_with_waiter), atomic_load(&writes_with_waiter));
+		if (atomic_load(&writes_with_waiter) > 0 || attempt == 2)
+			break;
+		pk_console_unregister(con);
+		tu_capture_free(cap);
+		pk_shutdown();
+	}
 	/*
 	 * While another caller waits, the holder finishes the record in hand
 	 * and hands over: at most two writes, that record and the drop notice
