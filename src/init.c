@@ -151,6 +151,21 @@ static void register_atfork(void)
 }
 
 
+/*
+ * The settings every call reads (front.h) and the consoles' loglevel and
+ * clock, from @cfg: a first init and a later one alike.  Relaxed stores:
+ * a call racing pk_init() uses the old setting or the new (front.h).
+ */
+static void apply_settings(const struct pk_config *cfg, bool ll_weak)
+{
+	atomic_store_explicit(&pk__def_level, cfg->default_level, memory_order_relaxed);
+	atomic_store_explicit(&pk__defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
+	atomic_store_explicit(&pk__srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
+	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
+	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
+	pk__con_update_utc_offset();
+}
+
 /* How a store switch moves the consoles (store/life.c). */
 static const struct pk__store_switch_ops switch_ops = {
 	.positions = pk__con_positions,
@@ -210,12 +225,7 @@ static int reinit(const struct pk_config *cfg, bool ll_weak)
 	/* Relaxed: gate_fast's own rule (a caller that still reads it true enters by its slot). */
 	if (cfg->flags & PK_CFG_GATE_COUNTERS)
 		pk__gate_slots_set(false);
-	atomic_store_explicit(&pk__def_level, cfg->default_level, memory_order_relaxed);
-	atomic_store_explicit(&pk__defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
-	atomic_store_explicit(&pk__srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
-	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
-	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
-	pk__con_update_utc_offset();
+	apply_settings(cfg, ll_weak);
 	fret = pk__flush_reconfigure(cfg);
 	pk__con_replace_config((cfg->flags & PK_CFG_NO_CONSOLE) ? NULL :
 			       cfg->consoles ? cfg->consoles : "stderr");
@@ -292,12 +302,7 @@ static int init_cfg(const struct pk_config *cfg, bool ll_weak)
 		pk__store_close();
 	}
 	pk__g.cfg = *cfg;
-	atomic_store_explicit(&pk__def_level, cfg->default_level, memory_order_relaxed);
-	atomic_store_explicit(&pk__defer_on, !(cfg->flags & PK_CFG_EAGER), memory_order_relaxed);
-	atomic_store_explicit(&pk__srcloc_on, !(cfg->flags & PK_CFG_NO_SRCLOC), memory_order_relaxed);
-	atomic_store_explicit(&pk__g.facility, cfg->facility, memory_order_relaxed);
-	pk__con_config_loglevel(cfg->console_loglevel, ll_weak);
-	pk__con_update_utc_offset();
+	apply_settings(cfg, ll_weak);
 	ret = pk__store_open(cfg, &store_err);
 	note_failed(cfg->buffer_path, store_err);
 	if (ret == 0) {
