@@ -10,6 +10,9 @@
  * program prints, per scenario and mode, "<scenario> <mode>: N runs, F
  * failures", a line with the seed of each failing run, and at the end
  * "torture: N runs, F failures, seed S"; it exits 1 if anything failed.
+ * SIGINT or SIGTERM ends the program after the run in progress: the counts
+ * so far are printed as above, with "stopped after R of N runs" on the
+ * cut scenario, and it exits 1 with failures, 3 without.
  *
  *   torture [--seed S] [--ci] [--runs N] [--scale F] [--scenario A,B]
  *           [--mode M,N] [--one SCENARIO:MODE:SEED] [--list] [--verbose]
@@ -585,8 +588,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+static volatile sig_atomic_t stop_asked;
+
+static void ask_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = ask_stop, .sa_flags = SA_RESTART };
 	uint64_t total = 0, failures = 0;
 	struct opts o;
 	struct trun r;
@@ -598,6 +610,9 @@ int main(int argc, char **argv)
 		return ret;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	tt_rep = fc_report_new();
 	tt_ms();
 	if (getenv("TT_GDB"))
@@ -618,12 +633,12 @@ int main(int argc, char **argv)
 			unsigned i, failed = 0, skipped = 0;
 			double t0 = tt_ms();
 
-			if (!(o.mode_mask & (1u << mode)))
+			if (!(o.mode_mask & (1u << mode)) || stop_asked)
 				continue;
 			n = (unsigned)(n * o.scale + 0.5);
 			if (!n)
 				n = 1;
-			for (i = 0; i < n; i++) {
+			for (i = 0; i < n && !stop_asked; i++) {
 				init_run(&r, mode, run_seed(o.seed, s, mode, i), &o);
 				if (sc->run(&r)) {
 					skipped += r.skipped;
@@ -635,16 +650,18 @@ int main(int argc, char **argv)
 				failed++;
 				report_failure(sc, &r, i, failed <= 10 || o.verbose);
 			}
-			printf("%s %s: %u runs, %u failures", sc->name, tt_mode_name(mode), n, failed);
+			printf("%s %s: %u runs, %u failures", sc->name, tt_mode_name(mode), i, failed);
 			if (skipped)
 				printf(", %u skipped (%s)", skipped, r.note);
+			if (i < n)
+				printf(", stopped after %u of %u runs", i, n);
 			printf(" (%.1f s)\n", (tt_ms() - t0) / 1000);
-			total += n;
+			total += i;
 			failures += failed;
 		}
 	}
 	printf("torture: %" PRIu64 " runs, %" PRIu64 " failures, seed %" PRIu64 "\n", total, failures,
 	       o.seed);
 	fc_report_free(tt_rep);
-	return failures ? 1 : 0;
+	return failures ? 1 : stop_asked ? 3 : 0;
 }
