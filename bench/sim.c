@@ -96,6 +96,7 @@ enum pc {
 
 struct th {
 	int id, kind, cpu, state, pc, role;
+	int waker_cpu;		/* the CPU of the thread that woke it, or -1 */
 	int64_t rem, run_t0;
 	uint32_t gen, tgen;
 	struct th *qnext, *wnext;
@@ -143,6 +144,7 @@ struct sim {
 	struct th *th;
 	int nth, nworkers, workers_done;
 	struct th *rescue, *printer, *mainth;
+	struct th *self;		/* the thread whose step runs */
 	/* store */
 	uint64_t head_base, cap;
 	int nstoring;
@@ -342,15 +344,46 @@ static void dispatch(struct sim *S, struct cpu *c)
 }
 
 /*
+ * Where a woken thread runs (the kernel's select_task_rq_fair(), reduced
+ * to its outcome): its own CPU if that is idle, else an idle CPU if there
+ * is one, else its own CPU or its waker's, drawn half and half (the
+ * affine wakeup's choice, which depends on load figures the model does
+ * not keep).  Threads pinned to their CPUs for good made the printing of
+ * a storm pass between the same two threads on two CPUs, whatever the
+ * thread count.
+ */
+static void place(struct sim *S, struct th *t)
+{
+	const struct cpu *own = &S->cpus[t->cpu];
+	int i, n = S->p->cpus, w = t->waker_cpu;
+
+	t->waker_cpu = -1;
+	if (!own->run && !own->nq)
+		return;
+	for (i = 1; i < n; i++) {
+		int k = (t->cpu + i) % n;
+
+		if (!S->cpus[k].run && !S->cpus[k].nq) {
+			t->cpu = k;
+			return;
+		}
+	}
+	if (w >= 0 && w != t->cpu && (rnd(S) & 1))
+		t->cpu = w;
+}
+
+/*
  * A woken thread: first in its CPU's queue, and it preempts the running
  * thread at once (the scheduler's wakeup preemption: a thread that slept
  * has run less than one that computes).
  */
 static void make_ready(struct sim *S, struct th *t)
 {
-	struct cpu *c = &S->cpus[t->cpu];
+	struct cpu *c;
 	int64_t gran = S->now;
 
+	place(S, t);
+	c = &S->cpus[t->cpu];
 	t->state = S_READY;
 	t->qnext = c->qhead;
 	c->qhead = t;
@@ -407,6 +440,7 @@ static void block(struct sim *S, struct th *t, int pc)
 static void wake(struct sim *S, struct th *t, int pc, int64_t latency)
 {
 	t->pc = pc;
+	t->waker_cpu = S->self ? S->self->cpu : -1;
 	sched_main(S, t, S->now + latency);
 }
 
@@ -463,26 +497,29 @@ static void truncate_batch(struct sim *S, struct th *t)
 
 /*
  * The state changed so that a producer's next call does more than store:
- * cut the batch whose current call ends first (or the next one to run).
+ * cut the batch of one running producer at the end of the call it is in,
+ * a producer drawn at random among those on a CPU.  In the model every
+ * call of a batch costs the same, so "the call that ends first" would be
+ * decided by the instants the batches began and pick the same producer
+ * at every change (at 4 threads on 2 CPUs, two of them did all the
+ * printing); on a real CPU calls vary by tens of ns and, thousands of
+ * calls into a batch, where each producer is within its call is as good
+ * as uniform.  The draw is the model's seeded generator: one seed, one run.
  */
 static void interest(struct sim *S)
 {
 	struct th *best = NULL;
-	int64_t best_end = INF;
+	uint64_t seen = 0;
 	int i;
 
 	for (i = 0; i < S->nbatchers; i++) {
 		struct th *t = S->batchers[i];
-		int64_t done, end;
 
 		if (t->state != S_RUN)
 			continue;
-		done = done_work(S, t);
-		end = (done % t->bd == 0 && done > 0) ? 0 : t->bd - done % t->bd;
-		if (end < best_end) {
-			best_end = end;
+		/* Reservoir sampling: each running producer with chance 1/seen. */
+		if (rnd(S) % ++seen == 0)
 			best = t;
-		}
 	}
 	if (best) {
 		truncate_batch(S, best);
@@ -942,6 +979,7 @@ static void m_flush(struct sim *S, struct th *t)
 
 static void step(struct sim *S, struct th *t)
 {
+	S->self = t;
 	switch (t->pc) {
 	case W_CALL:
 		w_call(S, t);
@@ -988,6 +1026,8 @@ static void on_event(struct sim *S, const struct ev *e)
 {
 	struct th *t = &S->th[e->tid];
 	struct cpu *c = &S->cpus[t->cpu];
+
+	S->self = NULL;
 
 	if (e->timer) {
 		if (e->gen != t->tgen || t->state != S_BLOCKED)
@@ -1082,6 +1122,7 @@ int pkb_sim_run(const struct pkb_sim_params *p, struct pkb_sim_result *r)
 
 		t->id = i;
 		t->cpu = i % p->cpus;
+		t->waker_cpu = -1;
 		t->state = S_BLOCKED;
 		t->desched_at = -1;
 		t->kind = i < p->threads ? K_WORKER : K_MAIN;

@@ -322,6 +322,9 @@ static int parse(int argc, char **argv, struct simopts *o)
 			"or one per CPU count\n", o->nthreads, o->ncpus);
 		return 2;
 	}
+	/* The validation's store, so that the costs measure its capacity. */
+	if (o->validate && !o->buf_given)
+		o->p.buffer_size = 16u << 10;
 	return 0;
 }
 
@@ -809,7 +812,7 @@ static int run_validate(struct simopts *o)
 	struct pkb_storm_opts so = {
 		.seconds = o->vseconds, .bps = o->vbps, .watchdog_ms = (unsigned)(o->p.watchdog_ns / 1000000),
 		.budget_us = (unsigned)(o->p.budget_ns / 1000),
-		.buffer_size = o->buf_given ? o->p.buffer_size : 16u << 10, .doubled = 0,
+		.buffer_size = o->p.buffer_size, .doubled = 0,
 	};
 	static struct pkb_storm_result res[PKB_MAX_STORM_RUNS];
 	long host = sysconf(_SC_NPROCESSORS_ONLN);

@@ -14,7 +14,8 @@
  *   wakeup_ns       futex ping-pong between two threads: wake to running
  *   write_ns, write_kb_ns  the file console's write() of 80 and 1024 bytes
  *   rec_overhead    the store's bytes per record beyond its text, from
- *                   how many records a store of this size keeps
+ *                   how many records a store of this size keeps (its
+ *                   whole size over that count, less the text)
  *
  * Each is the median of five rounds; the whole runs in a child with a
  * fresh library (child.c).
@@ -212,8 +213,13 @@ static int cost_child(void *arg, void *out)
 	if (c->write_kb_ns < 0)
 		c->write_kb_ns = 0;
 	pk_stats_get(&st);
+	/*
+	 * The model's capacity is buffer_size / (rec_bytes + rec_overhead):
+	 * the whole store's bytes, header and descriptors included, over the
+	 * records it keeps (the data ring is a power of two, about half).
+	 */
 	if (st.next_seq > st.oldest_seq)
-		c->rec_overhead = (int64_t)(st.data_size / (st.next_seq - st.oldest_seq)) -
+		c->rec_overhead = (int64_t)(j->buffer_size / (st.next_seq - st.oldest_seq)) -
 				  j->rec_bytes;
 	if (c->rec_overhead < 0)
 		c->rec_overhead = 0;
