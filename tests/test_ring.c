@@ -12,6 +12,7 @@ static void note_hook(void);
 #include "../src/store/ringbuf.c"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -2132,6 +2133,138 @@ static void test_chunks_capacity(void **state)
 	fx_free(each);
 }
 
+/*
+ * A filtered reader passes over an OPEN record whose level it rejects at
+ * once, and still stops at one it would print; a torn header of an OPEN
+ * record is neither passed over nor counted lost; the record's text,
+ * extended later, reaches an unfiltered reader whole.
+ */
+static void test_open_filtered(void **state)
+{
+	struct fixture *f = fx_new(14);
+	struct pk_ring_filter flt = { .max_level = 7 };	/* debug (7) filtered */
+	struct pk_ring_lost lost = { 0 };
+	struct pk_ring_reader rd, all;
+	struct pk_ring_rec rec;
+	uint64_t seq, seq2, skipped = 0, hw2;
+
+	(void)state;
+	pk__ring_reader_init(&rd, &f->ring, false);
+	pk__ring_reader_init(&all, &f->ring, false);
+	assert_int_equal(put(&f->ring, "debug: Probing", 7, true, &seq), 0);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(skipped, 1);
+	assert_int_equal(rd.next, seq + 1);
+	assert_int_equal(lost.counted, 0);
+	assert_int_equal(pk__ring_read(&all, &rec), 0);	/* open: not yet visible */
+	assert_int_equal(all.next, seq);
+	/* Extended after it was passed over: nothing changes for the reader. */
+	assert_int_equal(pk__ring_extend(&f->ring, seq, " ...", 4, true, PK_RING_TEXT_MAX), 0);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(skipped, 1);
+	assert_int_equal(pk__ring_extend(&f->ring, seq, " done", 5, false, PK_RING_TEXT_MAX), 0);
+	assert_int_equal(pk__ring_read(&all, &rec), 1);
+	assert_string_equal(rec.text, "debug: Probing ... done");
+
+	/* An open line it prints stops it until the line is finalised. */
+	assert_int_equal(put(&f->ring, "info: Loading", 6, true, &seq2), 0);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(rd.next, seq2);
+	assert_int_equal(skipped, 1);
+	pk__ring_finalize_last(&f->ring);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 1);
+	assert_string_equal(rec.text, "info: Loading");
+
+	/* A torn header of an open filtered record: in progress, not lost. */
+	assert_int_equal(put(&f->ring, "debug: torn", 7, true, &seq), 0);
+	hw2 = atomic_load(blk_word(&f->ring, seq, 2));
+	atomic_store(blk_word(&f->ring, seq, 2), hw2 ^ (1ull << 40));
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(rd.next, seq);
+	assert_int_equal(skipped, 1);
+	assert_int_equal(lost.counted, 0);
+	atomic_store(blk_word(&f->ring, seq, 2), hw2);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(rd.next, seq + 1);
+	assert_int_equal(skipped, 2);
+	assert_int_equal(lost.counted, 0);
+	fx_free(f);
+}
+
+/*
+ * One writer stores open debug lines, extends each a few times and
+ * between them stores closed info lines; a filtered reader (info and
+ * worse) on another thread reads as they come.  Every info line must be
+ * read once, in order, whole; nothing counted lost; and, once the writer
+ * is done, read + passed over = stored.  The reader is the consoles' view
+ * of a program that logs "Probing" ... " done" at debug level.
+ */
+struct open_stress {
+	struct pk_ring *ring;
+	unsigned lines;
+	_Atomic bool done;
+};
+
+static void *open_stress_writer(void *arg)
+{
+	struct open_stress *os = arg;
+	char buf[64];
+	uint64_t seq;
+	unsigned i, k;
+
+	for (i = 0; i < os->lines; i++) {
+		snprintf(buf, sizeof(buf), "debug %u", i);
+		assert_int_equal(put(os->ring, buf, 7, true, &seq), 0);
+		for (k = 0; k < i % 4; k++)
+			assert_int_equal(pk__ring_extend(os->ring, seq, " .", 2, k + 1 < i % 4,
+							 PK_RING_TEXT_MAX), 0);
+		snprintf(buf, sizeof(buf), "info %u", i);
+		assert_int_equal(put(os->ring, buf, 6, i % 3 == 0, NULL), 0);
+	}
+	pk__ring_finalize_last(os->ring);
+	atomic_store(&os->done, true);
+	return NULL;
+}
+
+static void test_open_filtered_stress(void **state)
+{
+	struct pk_ring_filter flt = { .max_level = 7 };
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	char want[64];
+	pthread_t t;
+	bool done;
+	int ret, round;
+
+	(void)state;
+	/* 40,000 records a round into 2^16 descriptors: never lapped. */
+	for (round = 0; round < 5; round++) {
+		struct fixture *f = fx_new(22);
+		struct open_stress os = { &f->ring, 20000, false };
+		struct pk_ring_lost lost = { 0 };
+		uint64_t skipped = 0, got = 0;
+
+		assert_true(f->ring.desc_mask + 1 > 2 * os.lines);
+		pk__ring_reader_init(&rd, &f->ring, false);
+		assert_int_equal(pthread_create(&t, NULL, open_stress_writer, &os), 0);
+		do {
+			done = atomic_load(&os.done);
+			while ((ret = pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost)) != 0) {
+				if (ret < 0)
+					continue;
+				snprintf(want, sizeof(want), "info %" PRIu64, got);
+				assert_string_equal(rec.text, want);
+				got++;
+			}
+		} while (!done);
+		pthread_join(t, NULL);
+		assert_int_equal(got, os.lines);
+		assert_int_equal(lost.counted, 0);
+		assert_int_equal(got + skipped, pk__ring_next_seq(&f->ring));
+		fx_free(f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2153,6 +2286,8 @@ int main(void)
 		cmocka_unit_test(test_filtered_read),
 		cmocka_unit_test(test_filtered_torn_header),
 		cmocka_unit_test(test_filtered_skip_cost),
+		cmocka_unit_test(test_open_filtered),
+		cmocka_unit_test(test_open_filtered_stress),
 		cmocka_unit_test(test_skip_seq),
 		cmocka_unit_test(test_own_lost_counts),
 		cmocka_unit_test(test_own_forget),

@@ -148,6 +148,21 @@
  * the filter passes, or one without a header check, is read whole as in
  * R3-R5 and filtered afterwards.
  *
+ * An OPEN record is filtered the same way, header only, and passed over if
+ * the filter rejects it; otherwise (it passes, its header has no check, or
+ * the check fails) it stays in progress as before, never counted lost
+ * here.  A console that does not print its level so passes over an open
+ * line at once instead of stopping at it until the line is finalised
+ * (which made every caller after it take part in printing: flush.c,
+ * stall_seq).  Sound because an OPEN record's header never changes in
+ * place: pk__ring_extend() writes the longer text into a fresh block and
+ * moves the descriptor to it with one CAS, copying level, pid and the
+ * rest of the header, so the level and pid a reader validated (R4: the
+ * descriptor still names the same block, the block intact, the header
+ * check matches) are the record's for its whole life, whatever is
+ * appended later.  The orderings are R1-R5's: read:A (acquire) pairs with
+ * the OPEN commit (write:E), which follows the block's stores (write:D).
+ *
  * SEQ ARITHMETIC
  *
  * Full 64-bit seqs are compared as numbers: from a valid header
@@ -1049,17 +1064,19 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear)
 }
 
 /* What read_block() made of a record. */
-enum { BLK_LOST = -1, BLK_FILTERED = 0, BLK_READ = 1 };
+enum { BLK_LOST = -1, BLK_FILTERED = 0, BLK_READ = 1, BLK_PASSES = 2 };
 
 /*
  * Validate record @r described by @d and copy it into @out, unless @f
  * (may be NULL) rejects it: then, if the block carries a header check,
- * only its header words are read and validated.
+ * only its header words are read and validated.  @probe: read no text;
+ * a record @f does not reject (or one without a header check) gives
+ * BLK_PASSES at once.
  * Return: BLK_READ (@out holds it), BLK_FILTERED (rejected by @f, intact),
- * BLK_LOST (overwritten or torn).
+ * BLK_LOST (overwritten or torn), BLK_PASSES (@probe).
  */
 static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out,
-		      const struct pk_ring_filter *f)
+		      const struct pk_ring_filter *f, bool probe)
 {
 	_Atomic uint64_t *dp = pk__ring_desc(ring, r);
 	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h = 0, w, d2;
@@ -1079,6 +1096,8 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 		return BLK_LOST;
 	/* Without a header check the text must be read to validate anything. */
 	skip = f && (hw4 >> 32) && !filter_pass(f, (unsigned)(hw2 >> 16) & 7, (uint32_t)hw4);
+	if (!skip && probe)
+		return BLK_PASSES;
 	if (!skip) {
 		h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3),
 			hw4);
@@ -1119,7 +1138,7 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 /* Copy and validate record @r described by @d.  true if @out holds it. */
 static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out)
 {
-	return read_block(ring, r, d, out, NULL) == BLK_READ;
+	return read_block(ring, r, d, out, NULL, false) == BLK_READ;
 }
 
 /*
@@ -1431,8 +1450,20 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 		 * complete but for its commit, if it validates.
 		 */
 		done = rd->postmortem || r == rd->skip_seq;
+		if (st == DS_OPEN && f && !done &&
+		    read_block(ring, r, d, out, f, true) == BLK_FILTERED) {
+			/*
+			 * An OPEN record the filter rejects is passed over
+			 * now, not when it is finalised (FILTERED READING).
+			 */
+			if (skipped)
+				(*skipped)++;
+			r++;
+			passed++;
+			continue;
+		}
 		if (st == DS_FINAL || (done && st != DS_FREE)) {
-			ret = read_block(ring, r, d, out, f);
+			ret = read_block(ring, r, d, out, f, false);
 			if (ret == BLK_READ) {
 				rd->next = r + 1;
 				return 1;
