@@ -99,6 +99,16 @@ static void pk_log_printk(long a, long b)
 	pk_printk(PK_INFO, PKB_PEER_MSG "\n", a, b);
 }
 
+/*
+ * The same line left open (no newline): formatted at the call, stored
+ * OPEN, finalised by the next call's record.  A console that filters it
+ * passes over it at once (ringbuf.c, FILTERED READING).
+ */
+static void pk_log_open(long a, long b)
+{
+	pk_info(PKB_PEER_MSG, a, b);
+}
+
 static void pk_close(void)
 {
 	pk_shutdown();
@@ -243,6 +253,15 @@ const struct pkb_logger pkb_loggers[] = {
 	  .open = pk_open, .log = pk_log_printk, .close = pk_close },
 	PK_LOGGER("libprintk handoff", "store, eager", PK_MODE_HANDOFF | PK_FILTERED | PK_EAGER_FMT,
 		  PKB_IN_LATENCY),
+	{ .name = "libprintk legacy", .where = "store, open line",
+	  .arg = PK_MODE_LEGACY | PK_FILTERED, .tables = PKB_IN_LATENCY, .available = always,
+	  .open = pk_open, .log = pk_log_open, .close = pk_close },
+	{ .name = "libprintk handoff", .where = "store, open line",
+	  .arg = PK_MODE_HANDOFF | PK_FILTERED, .tables = PKB_IN_LATENCY, .available = always,
+	  .open = pk_open, .log = pk_log_open, .close = pk_close },
+	{ .name = "libprintk thread", .where = "store, open line",
+	  .arg = PK_MODE_THREAD | PK_FILTERED, .tables = PKB_IN_LATENCY, .available = always,
+	  .open = pk_open, .log = pk_log_open, .close = pk_close },
 	PK_LOGGER("libprintk legacy", "file", PK_MODE_LEGACY, PKB_IN_LATENCY | PKB_IN_CRASH),
 	PK_LOGGER("libprintk handoff", "file", PK_MODE_HANDOFF, PKB_IN_LATENCY | PKB_IN_CRASH),
 	PK_LOGGER("libprintk thread", "file", PK_MODE_THREAD, PKB_IN_LATENCY | PKB_IN_CRASH),

@@ -340,6 +340,14 @@ static void report_rounds(FILE *f, const struct pkb_report *rep, int w, int ow)
 				fprintf(f, ", %.2fx spdlog async's; median p99.9 %.3fx spdlog "
 					   "async's", (double)m / (double)msp,
 					(double)median_of(r, true) / (double)median_of(sp, true));
+			if (!strcmp(r->where, "store, open line")) {
+				const struct pkb_lat_result *cl =
+					find_lat(rep, r->name, "store only", th, PKB_BURST);
+
+				if (median_of(cl, false))
+					fprintf(f, "; %.2fx the same line closed (store only)",
+						(double)m / (double)median_of(cl, false));
+			}
 			fputc('\n', f);
 		}
 		if (ti + 1 < o->nthreads)
