@@ -48,7 +48,9 @@
  *             it, which reads as older than that seq (see SEQ ARITHMETIC)
  *   RESERVED  a writer owns the record and is writing it
  *   OPEN      committed, but the text did not end a line: the owner may
- *             still extend it (pk_cont).  Invisible to live readers.
+ *             still extend it (pk_cont).  Invisible to live readers,
+ *             except that a filtered read passes over one whose level or
+ *             pid it rejects (FILTERED READING).
  *   FINAL     committed and readable
  *   LOST      retired by pk__ring_recover(): its writer died before
  *             committing it.  Readers skip it at once, as a lost record.
