@@ -17,16 +17,26 @@
  * sd_journal_send() allocates: socket(), connect(), sendmsg(),
  * memfd_create(), write(), fcntl() and close() are plain system calls.
  *
- * Nothing here ever waits: sends are MSG_DONTWAIT.  A full socket buffer
- * (journald behind, or the kernel's net.unix.max_dgram_qlen reached) or
- * any other failure drops the entry; every entry not sent is counted (the
- * console counts a write error), and the next one sent is preceded by an
- * entry "** N printk messages dropped **" with PRINTK_DROPPED=N.  A journald
- * that restarted has a new socket: as the syslog console does, the driver
- * connects once more and sends again, once per entry.
+ * Sends are MSG_DONTWAIT.  A full socket buffer (journald behind, or the
+ * kernel's net.unix.max_dgram_qlen reached) costs a write a wait of at
+ * most JOURNAL_WAIT_MS for room, once per stall: after a wait that ran
+ * out, no write waits until one gets in again (the syslog console's rule).
+ * The crash path's writes wait too: journald is local, and a crash report
+ * is worth that much.  An entry still not sent, or any other failure,
+ * drops it; every entry not sent is counted (the console counts a write
+ * error), and the next entry sent carries PRINTK_DROPPED=N, the count,
+ * as a field of its own: a separate notice entry would take the one slot
+ * journald had just freed and leave the record to fail, and with
+ * journald behind the journal filled with notices (414 of 427 entries).
+ * The console's own drop notice (a record "** N printk messages dropped
+ * **") goes out with the two counts summed; the count left when the
+ * console is released goes out as a notice entry of its own.  A journald
+ * that restarted has a new socket: as the syslog console does, the
+ * driver connects once more and sends again, once per entry.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +46,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "printk/console.h"
@@ -43,6 +54,7 @@
 #define JOURNAL_SOCKET	"/run/systemd/journal/socket"
 #define JOURNAL_SNDBUF	(8 * 1024 * 1024)	/* as sd-journal asks; the kernel caps it */
 #define IDENT_MAX	63
+#define JOURNAL_WAIT_MS	100	/* a write waits this long for room in journald's queue */
 
 extern char *program_invocation_short_name;
 
@@ -53,6 +65,7 @@ struct journal_ctx {
 	size_t ident_len;
 	/* The console's owner (write() and write_atomic() one at a time). */
 	uint64_t missed;	/* entries not sent since the last one sent */
+	bool stalled;		/* a wait for room ran out: none until a send gets in */
 };
 
 static int journal_connect(struct journal_ctx *s)
@@ -129,18 +142,25 @@ static int send_memfd(struct journal_ctx *s, const struct iovec *iov, int n)
 
 /*
  * One entry, @n pieces.  The journal restarted: connect to its new socket
- * and send again, once.  Too large for a datagram: through a memfd.
+ * and send again, once.  Too large for a datagram: through a memfd.  No
+ * room: wait for it, up to JOURNAL_WAIT_MS, once per stall.
  * Return: 0 or a negative errno, never -EAGAIN (the console would retry
  * at once): a full socket is -ENOBUFS.
  */
 static int send_entry(struct journal_ctx *s, const struct iovec *iov, int n)
 {
 	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+	struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
 	bool reconnected = false;
+	uint64_t deadline = 0, now;
+	struct timespec ts;
+	int ret;
 
 	for (;;) {
-		if (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		if (sendmsg(s->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+			s->stalled = false;
 			return 0;
+		}
 		if (errno == EINTR)
 			continue;
 		if ((errno == ECONNREFUSED || errno == ENOTCONN || errno == ENOENT) &&
@@ -148,11 +168,26 @@ static int send_entry(struct journal_ctx *s, const struct iovec *iov, int n)
 			reconnected = true;
 			if (journal_connect(s) < 0)
 				return -ENOTCONN;
+			pfd.fd = s->fd;
 			continue;
 		}
-		if (errno == EMSGSIZE)
-			return send_memfd(s, iov, n);
-		return errno == EAGAIN ? -ENOBUFS : -errno;
+		if (errno == EMSGSIZE) {
+			ret = send_memfd(s, iov, n);
+			if (ret != -ENOBUFS)
+				return ret;
+		} else if (errno != EAGAIN) {
+			return -errno;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		if (!deadline)
+			deadline = now + JOURNAL_WAIT_MS * 1000000ull;
+		if (s->stalled || now >= deadline) {
+			s->stalled = true;
+			return -ENOBUFS;
+		}
+		if (poll(&pfd, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR)
+			return -errno;
 	}
 }
 
@@ -170,24 +205,20 @@ static char *put_u64(char *p, uint64_t v)
 	return p;
 }
 
-/* Before the next entry after lost ones: their count, as an entry. */
-static int send_notice(struct journal_ctx *s)
+/* A drop notice entry for @n records, as pk__format_dropped() writes one. */
+static int send_notice(struct journal_ctx *s, uint64_t n)
 {
 	char note[128], *p = note;
 	struct iovec iov[2];
-	int ret;
 
 	memcpy(p, "PRIORITY=4\nMESSAGE=** ", 22);
-	p = put_u64(p + 22, s->missed);
+	p = put_u64(p + 22, n);
 	memcpy(p, " printk messages dropped **\nPRINTK_DROPPED=", 43);
-	p = put_u64(p + 43, s->missed);
+	p = put_u64(p + 43, n);
 	*p++ = '\n';
 	iov[0] = (struct iovec){ s->ident, s->ident_len };
 	iov[1] = (struct iovec){ note, (size_t)(p - note) };
-	ret = send_entry(s, iov, 2);
-	if (!ret)
-		s->missed = 0;
-	return ret;
+	return send_entry(s, iov, 2);
 }
 
 /* Digits at *@p (before @end) as a number; false for none, or more than 19. */
@@ -202,12 +233,12 @@ static bool take_u64(const char **p, const char *end, uint64_t *v)
 
 /*
  * The console's own drop notice (pk__format_dropped()) stands for its N
- * records; any other write for one.  Only the notice whole, exactly as
+ * records: N; any other write: 0.  Only the notice whole, exactly as
  * written there, is taken: a record's entry always has SYSLOG_FACILITY
  * second, and a text or a crash report that merely holds the words (a
  * binary MESSAGE may hold "\nPRINTK_DROPPED=") must not forge a count.
  */
-static uint64_t entries_in(const char *buf, size_t len)
+static uint64_t notice_count(const char *buf, size_t len)
 {
 	static const char head[] = "PRIORITY=4\nMESSAGE=** ";
 	static const char mid[] = " printk messages dropped **\nPRINTK_DROPPED=";
@@ -217,22 +248,33 @@ static uint64_t entries_in(const char *buf, size_t len)
 	if (len < sizeof(head) - 1 || memcmp(buf, head, sizeof(head) - 1) ||
 	    !take_u64(&p, end, &n) || (size_t)(end - p) < sizeof(mid) - 1 ||
 	    memcmp(p, mid, sizeof(mid) - 1))
-		return 1;
+		return 0;
 	p += sizeof(mid) - 1;
-	if (!take_u64(&p, end, &again) || again != n || end - p != 1 || *p != '\n' || !n)
-		return 1;
+	if (!take_u64(&p, end, &again) || again != n || end - p != 1 || *p != '\n')
+		return 0;
 	return n;
 }
 
 static long journal_send(struct journal_ctx *s, const char *buf, size_t len)
 {
 	static const char plain_hdr[] = "PRIORITY=4\nMESSAGE\n";
+	uint64_t n, notice = notice_count(buf, len);
+	char dropped[48], *p;
 	unsigned char le[8];
-	struct iovec iov[5];
-	uint64_t n;
+	struct iovec iov[6];
 	size_t tlen = len;
 	int ret, i, cnt;
 
+	if (notice) {
+		/* The console's own notice: with what this driver dropped. */
+		ret = send_notice(s, notice + s->missed);
+		if (ret < 0) {
+			s->missed += notice;
+			return ret;
+		}
+		s->missed = 0;
+		return (long)len;
+	}
 	iov[0] = (struct iovec){ s->ident, s->ident_len };
 	if (len >= 9 && !memcmp(buf, "PRIORITY=", 9)) {
 		iov[1] = (struct iovec){ (void *)buf, len };
@@ -249,13 +291,23 @@ static long journal_send(struct journal_ctx *s, const char *buf, size_t len)
 		iov[4] = (struct iovec){ (void *)"\n", 1 };
 		cnt = 5;
 	}
-	ret = s->missed ? send_notice(s) : 0;
-	if (!ret)
-		ret = send_entry(s, iov, cnt);
+	if (s->missed) {
+		/* The count of entries dropped before this one: a field of it. */
+		p = dropped;
+		if (iov[cnt - 1].iov_len &&
+		    ((const char *)iov[cnt - 1].iov_base)[iov[cnt - 1].iov_len - 1] != '\n')
+			*p++ = '\n';
+		memcpy(p, "PRINTK_DROPPED=", 15);
+		p = put_u64(p + 15, s->missed);
+		*p++ = '\n';
+		iov[cnt++] = (struct iovec){ dropped, (size_t)(p - dropped) };
+	}
+	ret = send_entry(s, iov, cnt);
 	if (ret < 0) {
-		s->missed += entries_in(buf, len);
+		s->missed++;
 		return ret;
 	}
+	s->missed = 0;
 	return (long)len;
 }
 
@@ -274,8 +326,14 @@ static void journal_release(void *ctx)
 {
 	struct journal_ctx *s = ctx;
 
-	if (s->fd >= 0)
+	if (s->fd >= 0) {
+		/* What was dropped since the last entry sent: said once more. */
+		if (s->missed) {
+			s->stalled = false;
+			(void)send_notice(s, s->missed);
+		}
 		close(s->fd);
+	}
 	free(s);
 }
 

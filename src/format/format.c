@@ -500,19 +500,25 @@ static void j_num(struct jout *j, const char *key, unsigned long long v)
 }
 
 /*
- * The fields the entry sets itself: a record's field of the same name is
- * left out (and counted), so that none can stand in for them.
+ * The fields the entry sets itself, and the families journald or its
+ * readers give a meaning beyond the entry's own (SYSLOG_RAW and
+ * SYSLOG_TIMESTAMP stand for the message as a syslog daemon got it,
+ * CODE_* for the call site, OBJECT_* name another process, whose trusted
+ * fields journald then adds for a privileged sender): a record's field of
+ * such a name is left out (and counted), so that none can stand in for
+ * them.
  */
 static bool j_reserved(const char *k, size_t n)
 {
-	static const char *const names[] = {
-		"MESSAGE", "PRIORITY", "SYSLOG_FACILITY", "SYSLOG_IDENTIFIER", "SYSLOG_PID",
-		"TID", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
-	};
-	size_t i;
+	static const char *const names[] = { "MESSAGE", "PRIORITY", "TID" };
+	static const char *const families[] = { "PRINTK_", "SYSLOG_", "CODE_", "OBJECT_" };
+	size_t i, l;
 
-	if (n >= 7 && !memcmp(k, "PRINTK_", 7))
-		return true;
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		l = strlen(families[i]);
+		if (n >= l && !memcmp(k, families[i], l))
+			return true;
+	}
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strlen(names[i]) == n && !memcmp(k, names[i], n))
 			return true;
