@@ -263,6 +263,26 @@ static void test_level_filter(void **state)
 		free(o);
 		free(e);
 	}
+	/* Given twice, the lists add up, as dmesg's do. */
+	{
+		char *out = PKMSG_OK("-l", "err", "--level", "warn", "-F", g_store);
+
+		assert_int_equal(msgs_in(out), levels_mask(0x18));
+		free(out);
+	}
+}
+
+/* A directory is named for what it is, not "corrupt" (FIFOs and devices: below). */
+static void test_not_a_file_named(void **state)
+{
+	const char *const argv[] = { PKMSG_PATH, "-F", "/tmp", NULL };
+	char *o, *e;
+
+	(void)state;
+	assert_int_equal(tu_run(argv, NULL, &o, &e), 1);
+	assert_true(has(e, "/tmp: a directory, not a store file"));
+	free(o);
+	free(e);
 }
 
 static void test_seq_and_tid_filters(void **state)
@@ -432,7 +452,7 @@ static void test_exit_codes(void **state)
 			 PK_RING_VERSION - 1, PK_RING_VERSION);
 		expect_exit(1, want, (const char *const[]){ PKMSG_PATH, "-F", old, NULL });
 	}
-	expect_exit(1, "not a libprintk store", (const char *const[]){ PKMSG_PATH, "-F", "/dev/null", NULL });
+	expect_exit(1, "a device, not a store file", (const char *const[]){ PKMSG_PATH, "-F", "/dev/null", NULL });
 	expect_exit(2, "unrecognized", (const char *const[]){ PKMSG_PATH, "--bogus", NULL });
 	expect_exit(2, "unexpected argument", (const char *const[]){ PKMSG_PATH, "-F", junk, "x", NULL });
 	expect_exit(2, "bad sequence", (const char *const[]){ PKMSG_PATH, "--since-seq", "-1", NULL });
@@ -512,12 +532,12 @@ static void test_not_regular_unopened(void **state)
 	for (i = 0; i < (int)PK__ARRAY_SIZE(targets); i++) {
 		if (!have_dev && targets[i] == dev)
 			continue;
-		expect_exit(1, "not a libprintk store",
+		expect_exit(1, "not a store file",
 			    (const char *const[]){ PKMSG_PATH, "-F", targets[i], NULL });
-		expect_exit(1, "not a libprintk store",
+		expect_exit(1, "not a store file",
 			    (const char *const[]){ PKMSG_PATH, "--stats", "-F", targets[i], NULL });
 		/* --follow tries writable (no symlink followed), then read-only. */
-		expect_exit(1, "not a libprintk store",
+		expect_exit(1, "not a store file",
 			    (const char *const[]){ PKMSG_PATH, "-w", "-F", targets[i], NULL });
 		errno = 0;
 		r = pk_reader_open_file(targets[i]);
@@ -1427,6 +1447,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_syslog),
 		cmocka_unit_test(test_level_filter),
+		cmocka_unit_test(test_not_a_file_named),
 		cmocka_unit_test(test_seq_and_tid_filters),
 		cmocka_unit_test(test_timestamps),
 		cmocka_unit_test(test_stats),

@@ -547,7 +547,20 @@ static const char *open_error(const char *path, int err)
 	int fd;
 
 	switch (err) {
-	case EINVAL:	return "not a libprintk store, or corrupt";
+	case EINVAL:
+		/*
+		 * What is not a regular file is refused before it is opened,
+		 * with the same error as a corrupt store: say which it is.
+		 * stat() only looks (the reader follows a symlink the same way).
+		 */
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return S_ISDIR(st.st_mode) ? "a directory, not a store file" :
+			       S_ISFIFO(st.st_mode) ? "a FIFO, not a store file (not opened)" :
+			       S_ISSOCK(st.st_mode) ? "a socket, not a store file" :
+			       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ?
+				"a device, not a store file (not opened)" :
+				"not a regular file, not a store file";
+		return "not a libprintk store, or corrupt";
 	case EPROTO:
 		/*
 		 * Name both versions: the header's third word is its version.
@@ -910,6 +923,7 @@ int main(int argc, char **argv)
 	int c, kinds = 0, li = -1, icase = -1, ret;
 	const char *grep = NULL, *no_color, *term;
 	uint64_t v;
+	bool levels_given = false;
 
 	while ((c = getopt_long(argc, argv, "F:wWl:n:S:U:g:L::PTdrJCh", lopts, &li)) != -1) {
 		if (li >= 0) {
@@ -929,12 +943,17 @@ int main(int argc, char **argv)
 		case 'F': o.path = optarg; break;
 		case 'w': o.follow = true; break;
 		case 'W': o.follow = o.follow_new = true; break;
-		case 'l':
-			o.levels = parse_levels(optarg);
-			if (!o.levels)
+		case 'l': {
+			unsigned m = parse_levels(optarg);
+
+			if (!m)
 				return bad_usage("bad level list '%s': expected levels "
 						 PK__LEVEL_WANT ", N-M, LEVEL+ or +LEVEL", optarg);
+			/* -l err -l info: both, as dmesg(1) takes them. */
+			o.levels = levels_given ? o.levels | m : m;
+			levels_given = true;
 			break;
+		}
 		case 'n':
 			if (!parse_u64(optarg, UINT64_MAX, &o.lines))
 				return bad_usage("bad number of lines '%s': expected 0 or more",
