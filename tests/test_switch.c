@@ -529,6 +529,101 @@ static void test_early_overflow_counted(void **state)
 	sig_case(6000, true);
 }
 
+/* ---- switching to a store smaller than the backlog ---- */
+
+/*
+ * 8 threads log 1000 self-checking lines each while the main thread
+ * switches the store four times between 1 MiB and 512 KiB of data, each
+ * pk_init() also replacing the configuration's file console (the same
+ * name: it goes on where the old one stopped).  The console lags, so a
+ * switch to the smaller store meets a backlog larger than the store: the
+ * copy keeps what fits and counts the rest, and every record is printed or
+ * counted.  Before, the copy overwrote its own first records (thousands
+ * lost without a count), and where it did not, writers overwrote the lost
+ * note standing for the records left out before the replaced console got
+ * to it (counted as one record: thread mode, 3 runs of 30).
+ */
+#define SHRINK_THREADS	8
+#define SHRINK_LINES	1000
+
+static void *shrink_writer(void *arg)
+{
+	unsigned w = (unsigned)(uintptr_t)arg, i;
+	char text[96];
+
+	for (i = 0; i < SHRINK_LINES; i++) {
+		tu_make_text(text, sizeof(text), w, i, (w * 7 + i) % 40);
+		TU_CHECK(pk_info("%s\n", text) >= 0);
+	}
+	return NULL;
+}
+
+static void shrink_child(enum pk_mode mode, const char *con)
+{
+	char spec[600];
+	struct pk_config cfg;
+	pthread_t t[SHRINK_THREADS];
+	int k, rc = 0;
+	uintptr_t i;
+
+	snprintf(spec, sizeof(spec), "file:%s", con);
+	pk_config_init(&cfg);
+	cfg.mode = mode;
+	cfg.consoles = spec;
+	cfg.buffer_size = 1u << 20;
+	cfg.flags |= PK_CFG_NO_ATEXIT;
+	if (pk_init(&cfg))
+		_exit(2);
+	for (i = 0; i < SHRINK_THREADS; i++)
+		if (pthread_create(&t[i], NULL, shrink_writer, (void *)i))
+			_exit(3);
+	for (k = 0; k < 4; k++) {
+		cfg.buffer_size = k % 2 ? 1u << 20 : 1u << 19;
+		rc |= pk_init(&cfg);
+		usleep(5000);
+	}
+	for (i = 0; i < SHRINK_THREADS; i++)
+		pthread_join(t[i], NULL);
+	rc |= pk_flush(10000);
+	pk_shutdown();
+	_exit(rc ? 4 : 0);
+}
+
+static void test_shrink_counted(void **state)
+{
+	static const enum pk_mode modes[] = { PK_MODE_HANDOFF, PK_MODE_LEGACY, PK_MODE_THREAD };
+	unsigned m, run, n = 4 * tu_scaled(1);
+	struct tu_lines l;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	for (m = 0; m < 3; m++) {
+		for (run = 0; run < n; run++) {
+			char *con = tu_tmp_path("shrink"), *text;
+
+			pid = fork();
+			assert_true(pid >= 0);
+			if (!pid)
+				shrink_child(modes[m], con);
+			tu_waitpid(pid, &status, CHILD_MS, "switches to a smaller store");
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			text = tu_read_file(con, NULL);
+			assert_non_null(text);
+			assert_int_equal(tu_parse_lines(text, SHRINK_THREADS, &l), 0);
+			if (l.lines + l.dropped != SHRINK_THREADS * SHRINK_LINES)
+				fprintf(stderr, "mode %u run %u: %zu printed + %llu dropped != %u\n",
+					m, run, l.lines, (unsigned long long)l.dropped,
+					SHRINK_THREADS * SHRINK_LINES);
+			assert_int_equal(l.lines + l.dropped, SHRINK_THREADS * SHRINK_LINES);
+			free(text);
+			unlink(con);
+			free(con);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +635,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_switch_thread_counters),
 		cmocka_unit_test(test_signal_during_switch),
 		cmocka_unit_test(test_early_overflow_counted),
+		cmocka_unit_test(test_shrink_counted),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

@@ -163,9 +163,15 @@ void pk__con_update_max_loglevel(void)
  * (no record printed twice to the same stderr or file).  Only the thread
  * in pk_init() touches it, under reg_lock.
  */
+struct handover {
+	uint64_t next_seq;
+	struct pk__lost_note carry;	/* a store switch's, not reported yet */
+	bool has_carry;
+};
+
 static struct {
 	char *name;
-	uint64_t next_seq;
+	struct handover h;
 } inherit[PK_MAX_CONSOLES];
 static int nr_inherit;
 
@@ -213,7 +219,9 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	for (i = 0; config && i < nr_inherit; i++) {
 		if (inherit[i].name && !strcmp(inherit[i].name, c->name)) {
 			/* What is gone since it stopped is reported as dropped. */
-			pk__con_pos_init(&c->pos, inherit[i].next_seq, true);
+			pk__con_pos_init(&c->pos, inherit[i].h.next_seq, true);
+			c->pos.carry = inherit[i].h.carry;
+			c->pos.has_carry = inherit[i].h.has_carry;
 			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
 			free(inherit[i].name);
 			inherit[i].name = NULL;
@@ -305,7 +313,8 @@ static int abandon(struct pk_console *c)
  * Detach slot @i and free its console once nobody uses it.  reg_lock held.
  * @last: if not NULL, where the console stopped, once nobody prints on it.
  */
-static int unregister_slot_at(int i, uint64_t *last)
+/* @last (may be NULL): where the console stopped, for one that goes on in its place. */
+static int unregister_slot_at(int i, struct handover *last)
 {
 	struct pk_console *c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 	struct timespec nap = { 0, 1000000 };
@@ -317,20 +326,27 @@ static int unregister_slot_at(int i, uint64_t *last)
 	pk__con_update_max_loglevel();
 	if (hooks && hooks->removing(c) < 0) {
 		if (last)
-			*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+			*last = (struct handover){
+				.next_seq = atomic_load_explicit(&c->next_seq, memory_order_acquire) };
 		return abandon(c);	/* its printer is stuck inside write() */
 	}
 	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
 		if (waited == 5000) {
 			if (last)
-				*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+				*last = (struct handover){
+					.next_seq = atomic_load_explicit(&c->next_seq,
+									 memory_order_acquire) };
 			return abandon(c);	/* someone is stuck inside its write() */
 		}
 		nanosleep(&nap, NULL);
 	}
 	/* Acquire: pairs with publish()'s release; nobody prints on it any more. */
-	if (last)
-		*last = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+	if (last) {
+		last->next_seq = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+		/* Its position is nobody's now: what it carries goes on too. */
+		last->carry = c->pos.carry;
+		last->has_carry = c->pos.has_carry;
+	}
 	atomic_store_explicit(&slots[i].con, NULL, memory_order_release);
 	pk__con_update_max_loglevel();
 	if (c->ops->release)
@@ -396,7 +412,7 @@ int pk__con_replace_config(const char *spec)
 		if (!c || c == DRAINING || !c->config)
 			continue;
 		inherit[nr_inherit].name = strdup(c->name);
-		unregister_slot_at(i, &inherit[nr_inherit].next_seq);
+		unregister_slot_at(i, &inherit[nr_inherit].h);
 		nr_inherit += inherit[nr_inherit].name != NULL;
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -430,9 +446,13 @@ void pk__con_each_locked(void (*fn)(struct pk_console *c))
 	pthread_setcancelstate(cancel, NULL);
 }
 
-void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg)
+void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
+				    bool *has_carry),
+		    void *arg)
 {
+	struct pk__lost_note carry;
 	struct pk_console *c;
+	bool has_carry;
 	uint64_t seq;
 	int i, cancel;
 
@@ -442,8 +462,16 @@ void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg)
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (!c || c == DRAINING)
 			continue;
-		seq = map(atomic_load_explicit(&c->next_seq, memory_order_acquire), arg);
-		pk__con_pos_init(&c->pos, seq, false);
+		seq = map(atomic_load_explicit(&c->next_seq, memory_order_acquire), arg, &carry,
+			  &has_carry);
+		/*
+		 * Counting the gap: a copied record overwritten in the new
+		 * store before the console got to it is reported, not passed
+		 * over (the copy leaves room; this is the backstop).
+		 */
+		pk__con_pos_init(&c->pos, seq, true);
+		c->pos.carry = carry;
+		c->pos.has_carry = has_carry;
 		atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
 		atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_release);
 	}
@@ -697,6 +725,20 @@ void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
 	 * silently.
 	 */
 	pos->expect = count_gap ? seq : pos->rd.next;
+	pos->has_carry = false;
+}
+
+/* What @pos carries from a store switch, at @max_level: into @lost, once. */
+static void take_carry(struct pk__con_pos *pos, int max_level, struct pk_ring_lost *lost)
+{
+	uint64_t n;
+
+	if (!pos->has_carry)
+		return;
+	n = pos->carry.cum[max_level < 0 ? 0 : max_level > 8 ? 8 : max_level];
+	lost->counted += n;
+	lost->unknown += pos->carry.unknown < n ? pos->carry.unknown : n;
+	pos->has_carry = false;
 }
 
 /*
@@ -833,6 +875,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 */
 	if (pos->expect < from)
 		pk__ring_lost_counted(pos->rd.ring, &f, pos->expect, from, &lost);
+	take_carry(pos, f.max_level, &lost);
 	if (ret != 1) {
 		/* Nothing read; a record passed undecided earlier may be counted now. */
 		if (pos->rd.next <= pos->expect && !lost.counted)
@@ -929,6 +972,12 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 	 */
 	f.own = true;
 	f.sole = pk__store_sole();
+	/* Records a store switch left out that it would have printed: a gap to report. */
+	take_carry(&c->pos, f.max_level, &lost);
+	if (lost.counted) {
+		c->pos = saved;
+		return false;
+	}
 	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, &lost);
 	if (ret == 1)
 		c->pos.rd.next = c->rec.seq;	/* the printer writes it */

@@ -30,6 +30,12 @@
 struct pk__con_pos {
 	struct pk_ring_reader rd;
 	uint64_t expect;
+	/*
+	 * Records a store switch left out before the console's first copied
+	 * record (store/life.c, map_seq()): reported by the next read.
+	 */
+	struct pk__lost_note carry;
+	bool has_carry;
 };
 
 #define PK_CON_MODULES_MAX	255
@@ -105,7 +111,9 @@ int pk__con_replace_config(const char *spec);
 /* Call @fn on every registered console with the registry lock held. */
 void pk__con_each_locked(void (*fn)(struct pk_console *c));
 /* Every console's position moves to a new store: @map(old next_seq). */
-void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg);
+void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
+				    bool *has_carry),
+		    void *arg);
 /* The registered consoles' next_seq, at most @max of them into @out.  Return: how many. */
 unsigned pk__con_positions(uint64_t *out, unsigned max);
 /* The global console loglevel (pk_set_loglevel()) and the local UTC offset. */

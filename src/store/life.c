@@ -226,19 +226,40 @@ bool pk__store_same(const struct pk_config *cfg)
 	return !cur_path[0] && pk__ring_data_log2_for(cfg->buffer_size) == cur_l2;
 }
 
+/*
+ * What a console at old seq @pos missed before the first record copied at
+ * or after it: the lost notes written for it, summed.  Carried to the
+ * console itself, since in a store smaller than the backlog the writers
+ * overwrite the notes (the first entries of the new store) before a
+ * lagging console gets to them, and an overwritten note counted as one
+ * lost record where it stood for thousands.
+ */
+struct carry {
+	uint64_t pos;
+	struct pk__lost_note note;
+	bool settled;		/* a record at or after pos was copied */
+};
+
 /* Old seq -> new seq of the records copied into another store. */
 struct seq_map {
 	uint64_t *old_seq;
+	uint8_t *is_note;	/* old_seq[i] stands for a lost note, not a record */
 	uint64_t new_first;	/* new seq of old_seq[0]; the others follow */
 	size_t n, cap;
 	uint64_t new_head;
+	struct carry carry[PK_MAX_CONSOLES];
+	unsigned ncarry;
 };
 
-/* Where a console at old @seq goes on: the first copied record at or after it. */
-static uint64_t map_seq(uint64_t seq, void *arg)
+/*
+ * Where a console at old @seq goes on: the first copied record at or after
+ * it; for a position whose carry was kept, past the notes it carries.
+ */
+static uint64_t map_seq(uint64_t seq, void *arg, struct pk__lost_note *carry, bool *has_carry)
 {
 	const struct seq_map *m = arg;
 	size_t lo = 0, hi = m->n;
+	unsigned i;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -248,7 +269,41 @@ static uint64_t map_seq(uint64_t seq, void *arg)
 		else
 			hi = mid;
 	}
+	*has_carry = false;
+	for (i = 0; i < m->ncarry; i++) {
+		if (m->carry[i].pos != seq)
+			continue;
+		*carry = m->carry[i].note;
+		*has_carry = true;
+		while (lo < m->n && m->is_note[lo])
+			lo++;
+		break;
+	}
 	return lo < m->n ? m->new_first + lo : m->new_head;
+}
+
+/* Record @from, lost: its counts go to every console still before its first copy. */
+static void carry_add(struct seq_map *m, uint64_t from, const struct pk__lost_note *note)
+{
+	unsigned i, l;
+
+	for (i = 0; i < m->ncarry; i++) {
+		if (m->carry[i].settled || m->carry[i].pos > from)
+			continue;
+		for (l = 0; l < 9; l++)
+			m->carry[i].note.cum[l] += note->cum[l];
+		m->carry[i].note.unknown += note->unknown;
+	}
+}
+
+/* Record @seq, copied: consoles at or before it have their first copy. */
+static void carry_settle(struct seq_map *m, uint64_t seq)
+{
+	unsigned i;
+
+	for (i = 0; i < m->ncarry; i++)
+		if (m->carry[i].pos <= seq)
+			m->carry[i].settled = true;
 }
 
 /*
@@ -274,10 +329,15 @@ static void copy_note(struct store *st, struct seq_map *m, uint64_t from, uint64
 		if (lvl == 8)
 			note.unknown = l.unknown;
 	}
-	if (!note.cum[8] || m->n >= m->cap)
+	if (!note.cum[8])
 		return;
-	if (pk__lost_note_write(&st->ring, &note, &seq) == 0 && seq == m->new_first + m->n)
+	carry_add(m, from, &note);
+	if (m->n >= m->cap)
+		return;
+	if (pk__lost_note_write(&st->ring, &note, &seq) == 0 && seq == m->new_first + m->n) {
+		m->is_note[m->n] = 1;
 		m->old_seq[m->n++] = from;
+	}
 }
 
 /*
@@ -302,6 +362,40 @@ static void copy_gap(struct store *st, struct seq_map *m, const uint64_t *pos, u
 }
 
 /*
+ * The first seq of the store in use, from @from on, to copy into @st: as
+ * many of this process's newest records as fill three quarters of @st's
+ * data ring and of its descriptors, so that the copy never overwrites its
+ * own first records (it did: switching to a smaller store while a console
+ * lagged lost thousands without a count).  What is older is left out and
+ * counted where the consoles meet it, as lost records are (copy_gap()).
+ * The margin leaves room for the lost notes and a data chunk's waste.
+ * Return: the seq, @from when everything fits, or -ENOMEM.
+ */
+static int64_t copy_start(struct store *st, uint64_t from, uint32_t pid)
+{
+	struct sized { uint64_t seq, size; } *v;
+	uint64_t room = st->ring.data_size / 4 * 3, slots = (st->ring.desc_mask + 1) / 4 * 3;
+	uint64_t n = 0, cap = pk__st.ring.desc_mask + 1, used = 0, k;
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	pk__ring_reader_init(&rd, &pk__st.ring, true);
+	if (rd.next < from)
+		rd.next = from;
+	while (n < cap && pk__ring_read(&rd, &rec) == 1)
+		if (rec.meta.pid == pid)
+			v[n++] = (struct sized){ rec.seq, pk__ring_footprint(rec.len) };
+	for (k = n; k > 0 && n - k < slots && used + v[k - 1].size <= room; k--)
+		used += v[k - 1].size;
+	from = k ? v[k].seq : from;
+	free(v);
+	return (int64_t)from;
+}
+
+/*
  * Copy this process's records from the store in use into @st, in order,
  * keeping their time, thread, level and flags.  No writer is inside the
  * gate: the old store is still.  Records lost in it that a console has
@@ -315,14 +409,21 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 	struct pk_ring_rec rec;
 	uint32_t pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	uint64_t seq, expect, head, cap = pk__st.ring.desc_mask + 1, pos[PK_MAX_CONSOLES];
+	int64_t start;
 	unsigned npos, i;
 	int ret = 0;
 
 	/* Each record copied, and at most one note before each and one per console. */
 	m->cap = 2 * cap + 2 * PK_MAX_CONSOLES + 2;
 	m->old_seq = calloc(m->cap, sizeof(*m->old_seq));
-	if (!m->old_seq)
+	m->is_note = calloc(m->cap, 1);
+	if (!m->old_seq || !m->is_note) {
+		free(m->old_seq);
+		free(m->is_note);
+		m->old_seq = NULL;
+		m->is_note = NULL;
 		return -ENOMEM;
+	}
 	m->n = 0;
 	m->new_first = pk__ring_next_seq(&st->ring);
 	/* Postmortem: a record still in progress has no writer left to finish it. */
@@ -331,6 +432,8 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 		rd.next = pk__st.attach_seq;
 	/* Losses before every console's position were reported already. */
 	npos = ops->positions(pos, PK_MAX_CONSOLES);
+	for (i = 0; i < npos; i++)
+		m->carry[m->ncarry++] = (struct carry){ .pos = pos[i] };
 	head = pk__ring_next_seq(&pk__st.ring);
 	expect = head;
 	for (i = 0; i < npos; i++)
@@ -338,7 +441,17 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 			expect = pos[i];
 	if (expect < pk__st.attach_seq)
 		expect = pk__st.attach_seq;
+	start = copy_start(st, rd.next, pid);
+	if (start < 0) {
+		free(m->old_seq);
+		free(m->is_note);
+		m->old_seq = NULL;
+		m->is_note = NULL;
+		return (int)start;
+	}
 	while (m->n + 2 * PK_MAX_CONSOLES + 1 < m->cap && (ret = pk__ring_read(&rd, &rec)) == 1) {
+		if (rec.seq < (uint64_t)start)
+			continue;	/* no room: counted as lost below, before the first copied */
 		if (rec.seq > expect)
 			copy_gap(st, m, pos, npos, expect, rec.seq);
 		if (rec.seq + 1 > expect)
@@ -347,8 +460,10 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 			continue;	/* another process's, in a shared store file */
 		rec.meta.flags &= (uint16_t)~PK_REC_NOEOL;
 		if (pk__ring_write(&st->ring, &rec.meta, rec.text, rec.len, false, &seq) == 0 &&
-		    seq == m->new_first + m->n)
+		    seq == m->new_first + m->n) {
 			m->old_seq[m->n++] = rec.seq;
+			carry_settle(m, rec.seq);
+		}
 	}
 	/* And what was lost after the last record read (given up on in progress). */
 	if (ret != 1 && expect < head)
@@ -406,6 +521,7 @@ int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_
 	pk__self.open_valid = false;
 	ops->rebase(map_seq, &m);
 	free(m.old_seq);
+	free(m.is_note);
 	store_note(cfg, &st);
 	/* Publishes the new store to the callers (pk__gate_enter, printk_ready). */
 	atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);

@@ -1009,6 +1009,11 @@ out:
 	return ret;
 }
 
+uint64_t pk__ring_footprint(uint32_t len)
+{
+	return blk_size(len);
+}
+
 void pk__ring_finalize_last(struct pk_ring *ring)
 {
 	uint64_t head = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);

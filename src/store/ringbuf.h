@@ -338,6 +338,9 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
 /* Make the newest record readable if it is still open. */
 void pk__ring_finalize_last(struct pk_ring *ring);
 
+/* The data ring bytes a record of @len text bytes takes (header and padding). */
+uint64_t pk__ring_footprint(uint32_t len);
+
 void pk__ring_reader_init(struct pk_ring_reader *rd, const struct pk_ring *ring,
 			  bool postmortem);
 

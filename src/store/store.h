@@ -252,7 +252,16 @@ void pk__store_fork_shared(void);
  */
 struct pk__store_switch_ops {
 	unsigned (*positions)(uint64_t *out, unsigned max);
-	void (*rebase)(uint64_t (*map)(uint64_t old_seq, void *arg), void *arg);
+	/*
+	 * @map: the new seq of a console at @old_seq; for a position that
+	 * positions() gave, also *@has_carry and @carry: what the console
+	 * missed before its first copied record, to be reported by the
+	 * console itself (the notes in the new store for it may be
+	 * overwritten before it gets there).
+	 */
+	void (*rebase)(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
+				       bool *has_carry),
+		       void *arg);
 };
 /*
  * Adopt @cfg's store: open it, keep callers out, copy the records over,
