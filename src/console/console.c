@@ -993,6 +993,35 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 	return true;
 }
 
+uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid)
+{
+	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_filter f;
+	uint64_t from = c->pos.expect;
+
+	if (from >= head && !c->pos.has_carry)
+		return 0;
+	f.max_level = pk__con_loglevel(c);
+	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	/* This process's records at a level it prints, as a gap is counted. */
+	f.own = true;
+	f.sole = pk__store_sole();
+	if (from < head)
+		pk__ring_lost_counted(c->pos.rd.ring, &f, from, head, &lost);
+	take_carry(&c->pos, f.max_level, &lost);
+	if (!still_ours(c, tid))
+		return 0;
+	if (lost.counted)
+		print_dropped(c, c->buf, &lost, atomic_load_explicit(&c->fmt, memory_order_relaxed),
+			      c->ops->write_atomic != NULL);
+	if (head > c->pos.expect) {
+		c->pos.rd.next = head;
+		c->pos.expect = head;
+	}
+	publish(c, &c->pos);
+	return lost.counted;
+}
+
 /* ---- printer shares ---- */
 
 #define SHARES 512

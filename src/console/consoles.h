@@ -166,6 +166,13 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
  * callers keep the printers from being overrun).  The caller owns @c.
  */
 bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid);
+/*
+ * pk__con_give_up() - the process is exiting and @c did not get to print
+ * up to @head in time: say how many of the records it would have printed
+ * it leaves (one drop notice, counted in its `dropped'), and move it to
+ * @head.  The caller owns @c as @tid.  Return: the records counted.
+ */
+uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid);
 
 /*
  * Set @pos to start at @seq (nothing before it is this console's

@@ -1637,6 +1637,33 @@ static void stop_rescue(void)
 }
 
 /*
+ * The exit's flushes ran out of time with records left to print (a slow
+ * console, which in handoff and legacy modes also paces the others, or
+ * threads still logging): each console behind says, with one drop
+ * notice, how many it leaves.  They were neither printed nor counted.  A
+ * console another thread owns (stuck in write()) is left: the others
+ * said so already.
+ */
+static void give_up_unprinted(void)
+{
+	uint64_t head = pk__ring_next_seq(&pk__st.ring);
+	uint32_t tid = pk__tid();
+	struct pk_console *c;
+	int i;
+
+	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+		c = pk__con_get(i);
+		if (!c)
+			continue;
+		if (pk__con_behind(c, head) && pk__own_try(&c->own, tid)) {
+			pk__con_give_up(c, head, tid);
+			pk__own_release(&c->own, tid);
+		}
+		pk__con_put(i);
+	}
+}
+
+/*
  * The library is being unloaded (dlclose of a plugin that links it
  * statically) or the process is exiting: no thread of ours may run its
  * code any more.  Callers print for themselves from now on.
@@ -1701,6 +1728,7 @@ __attribute__((destructor)) static void flush_fini(void)
 		pk__ring_finalize_last(&pk__st.ring);
 		flush_until_ex(pk__ring_next_seq(&pk__st.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
 			       TAKEOVER_MS, true);
+		give_up_unprinted();
 		pk__gate_exit();
 	}
 }
