@@ -347,6 +347,7 @@ static bool check_pid_file(struct trun *r, const struct acc *a, const char *pref
 	if (attr)
 		tt_note(r, "%s: %llu dropped, %llu attributed", what,
 			(unsigned long long)t.dropped, (unsigned long long)(attr - 1));
+	tally_free(&t);
 	free(text);
 	return ok;
 }
