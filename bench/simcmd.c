@@ -902,7 +902,7 @@ static int run_validate(struct simopts *o)
 			dm = pct((double)sr.hist.max, rm);
 			dp = pct((double)pkb_hist_quantile(&sr.hist, 0.5), rp);
 			/* What the longest call is when it is not the protocol: the notes below. */
-			mark = m == PKB_THREAD ? "*" : so.threads == 1 ? "+" : m != PKB_LEGACY ? "~" : " ";
+			mark = m == PKB_THREAD ? "*" : so.threads == 1 ? "+" : " ";
 			printf("%3d %-8s %9.1f%% %9.1f%% %4.0f%% %9s %9s %4.0f%%%s %9s %9s %4.0f%% "
 			       "%10s %10s\n",
 			       so.threads, pkb_smode_names[m], 100 * rs, 100 * sr.top_share, ds,
@@ -926,11 +926,7 @@ static int run_validate(struct simopts *o)
 	       "  + one thread: every call prints its own record and sleeps until the line has\n"
 	       "    sent it, so the longest call is one record plus the host's longest wake-up\n"
 	       "    delay, which the model does not have: shown, not counted; the median call\n"
-	       "    (the protocol: one record at the line's rate) is counted instead\n"
-	       "  ~ handoff and budget, two threads and more: the longest call is the backlog\n"
-	       "    the last holder prints after the stop, which depends on the instant the\n"
-	       "    storm stops (real and simulated alike vary several-fold from round to\n"
-	       "    round): shown, not counted\n");
+	       "    (the protocol: one record at the line's rate) is counted instead\n");
 	printf("\nstore throughput, records/s of all threads (real: pk_printk() with no console, "
 	       "%d calls a thread; sim: the model on costs measured in the same round; "
 	       "median of %d rounds)\n", SREAL_CALLS, o->rounds);

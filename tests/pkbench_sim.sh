@@ -8,8 +8,8 @@
 #   validate  pkbench sim --validate at T = 1 and 2 (medians of 3 rounds),
 #             within 25 % where the table says a column is compared:
 #             printer share; the longest call where it is not marked (the
-#             marks say why: host wake-up delays, the instant of the stop,
-#             thread mode), the median call at T = 1; the store's 1- and
+#             marks say why: host wake-up delays at T = 1, thread mode),
+#             the median call at T = 1; the store's 1- and
 #             2-thread throughput.  One retry.  Runs only when asked
 #             (PK_TEST_SIM_VALIDATE=1), else skipped (77): on a shared or
 #             loaded 2-CPU machine the real storm's timings are the host's,
