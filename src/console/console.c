@@ -209,13 +209,29 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	atomic_init(&c->fmt, fmt);
 	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
 		pk__con_update_utc_offset();
-	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
-	pk__con_pos_init(&c->pos, pk__st.attach_seq, false);
-	atomic_init(&c->next_seq, c->pos.expect);
 	atomic_init(&c->undecided, UINT64_MAX);
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
+	/*
+	 * The store in use, as a store switch leaves it: a switch moves the
+	 * consoles (pk__con_rebase(), under reg_lock) and then releases the
+	 * old store, so a console set up outside the lock could start in a
+	 * store already unmapped (SIGSEGV: registering in a loop against 300
+	 * switches), and one set up in the new store before the rebase
+	 * would be moved as if its position were the old store's.  Wait for
+	 * the switch, which is short (its callers wait too).
+	 */
+	while (pk__switch_pending()) {
+		struct timespec nap = { 0, 200000 };
+
+		pthread_mutex_unlock(&reg_lock);
+		nanosleep(&nap, NULL);
+		pthread_mutex_lock(&reg_lock);
+	}
+	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
+	pk__con_pos_init(&c->pos, pk__st.attach_seq, false);
+	atomic_init(&c->next_seq, c->pos.expect);
 	for (i = 0; config && i < nr_inherit; i++) {
 		if (inherit[i].name && !strcmp(inherit[i].name, c->name)) {
 			/* What is gone since it stopped is reported as dropped. */
@@ -251,9 +267,17 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	pk__con_update_max_loglevel();
 	pthread_mutex_unlock(&reg_lock);
 	pthread_setcancelstate(cancel, NULL);
-	/* Print the backlog now, as register_console() does. */
-	if (hooks && hooks->kick)
+	/*
+	 * Print the backlog now, as register_console() does: inside the
+	 * store gate, which keeps a store switch from releasing the store
+	 * under the print (it faulted there: registering in a loop against
+	 * 200 switches).  Not ready (a switch or a first init under way): the
+	 * end of that init prints it.
+	 */
+	if (hooks && hooks->kick && pk__gate_enter()) {
 		hooks->kick();
+		pk__gate_exit();
+	}
 	return c;
 }
 
@@ -997,27 +1021,51 @@ uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid)
 {
 	struct pk_ring_lost lost = { 0, 0 };
 	struct pk_ring_filter f;
-	uint64_t from = c->pos.expect;
+	uint64_t skipped = 0, left = 0;
+	int ret;
 
-	if (from >= head && !c->pos.has_carry)
+	if (c->pos.expect >= head && !c->pos.has_carry)
 		return 0;
 	f.max_level = pk__con_loglevel(c);
 	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	/* This process's records at a level it prints, as a gap is counted. */
 	f.own = true;
 	f.sole = pk__store_sole();
-	if (from < head)
-		pk__ring_lost_counted(c->pos.rd.ring, &f, from, head, &lost);
+	/*
+	 * The records it leaves are still in the store: read them through
+	 * the console's own filters (level, process, module), without
+	 * writing, and count those it would have printed and those lost on
+	 * the way, as a gap is counted.  Bounded: up to @head, a pass over
+	 * the store at most.
+	 */
 	take_carry(&c->pos, f.max_level, &lost);
+	if (c->pos.expect < c->pos.rd.next)
+		pk__ring_lost_counted(c->pos.rd.ring, &f, c->pos.expect, c->pos.rd.next, &lost);
+	c->pos.rd.stall_limit_ns = 0;	/* a record still in progress now is not waited for */
+	while (c->pos.rd.next < head &&
+	       (ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, &lost)) != 0) {
+		if (ret < 0)
+			continue;
+		if (c->rec.seq >= head) {
+			c->pos.rd.next = c->rec.seq;
+			break;
+		}
+		if (!(c->rec.meta.flags & PK__REC_LOSTNOTE)) {
+			char name[PK_RING_MOD_MAX];
+
+			if (!atomic_load_explicit(&c->modf_gen, memory_order_relaxed) ||
+			    modf_pass(c, pk__rec_module(&c->rec, name) ? name : NULL))
+				left++;
+		} else {
+			lost.counted += pk__lost_note_count(&c->rec, f.max_level);
+		}
+	}
+	lost.counted += left;
 	if (!still_ours(c, tid))
 		return 0;
 	if (lost.counted)
 		print_dropped(c, c->buf, &lost, atomic_load_explicit(&c->fmt, memory_order_relaxed),
 			      c->ops->write_atomic != NULL);
-	if (head > c->pos.expect) {
-		c->pos.rd.next = head;
-		c->pos.expect = head;
-	}
+	c->pos.expect = c->pos.rd.next;
 	publish(c, &c->pos);
 	return lost.counted;
 }

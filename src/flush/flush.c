@@ -573,8 +573,14 @@ static unsigned reap_consoles(uint32_t dead, uint32_t tid)
 		if (!c)
 			continue;
 		if (pk__own_owner(&c->own) == dead && pk__own_reap(&c->own, dead, tid)) {
+			/* A store switch's count not reported yet stays with the console. */
+			struct pk__lost_note carry = c->pos.carry;
+			bool has_carry = c->pos.has_carry;
+
 			pk__con_pos_init(&c->pos, atomic_load_explicit(&c->next_seq,
 								       memory_order_acquire), true);
+			c->pos.carry = carry;
+			c->pos.has_carry = has_carry;
 			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
 			pk__own_release(&c->own, tid);
 			n++;

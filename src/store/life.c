@@ -243,13 +243,22 @@ struct carry {
 /* Old seq -> new seq of the records copied into another store. */
 struct seq_map {
 	uint64_t *old_seq;
+	uint64_t *new_seq;	/* where old_seq[i] went (another process may write between) */
 	uint8_t *is_note;	/* old_seq[i] stands for a lost note, not a record */
-	uint64_t new_first;	/* new seq of old_seq[0]; the others follow */
 	size_t n, cap;
 	uint64_t new_head;
 	struct carry carry[PK_MAX_CONSOLES];
 	unsigned ncarry;
 };
+
+static void seq_map_free(struct seq_map *m)
+{
+	free(m->old_seq);
+	free(m->new_seq);
+	free(m->is_note);
+	m->old_seq = m->new_seq = NULL;
+	m->is_note = NULL;
+}
 
 /*
  * Where a console at old @seq goes on: the first copied record at or after
@@ -279,7 +288,7 @@ static uint64_t map_seq(uint64_t seq, void *arg, struct pk__lost_note *carry, bo
 			lo++;
 		break;
 	}
-	return lo < m->n ? m->new_first + lo : m->new_head;
+	return lo < m->n ? m->new_seq[lo] : m->new_head;
 }
 
 /* Record @from, lost: its counts go to every console still before its first copy. */
@@ -334,8 +343,9 @@ static void copy_note(struct store *st, struct seq_map *m, uint64_t from, uint64
 	carry_add(m, from, &note);
 	if (m->n >= m->cap)
 		return;
-	if (pk__lost_note_write(&st->ring, &note, &seq) == 0 && seq == m->new_first + m->n) {
+	if (pk__lost_note_write(&st->ring, &note, &seq) == 0) {
 		m->is_note[m->n] = 1;
+		m->new_seq[m->n] = seq;
 		m->old_seq[m->n++] = from;
 	}
 }
@@ -363,22 +373,33 @@ static void copy_gap(struct store *st, struct seq_map *m, const uint64_t *pos, u
 
 /*
  * The first seq of the store in use, from @from on, to copy into @st: as
- * many of this process's newest records as fill three quarters of @st's
- * data ring and of its descriptors, so that the copy never overwrites its
- * own first records (it did: switching to a smaller store while a console
- * lagged lost thousands without a count).  What is older is left out and
- * counted where the consoles meet it, as lost records are (copy_gap()).
- * The margin leaves room for the lost notes and a data chunk's waste.
+ * many of this process's newest records as @st holds, so that the copy
+ * does not overwrite its own first records (it did: switching to a
+ * smaller store while a console lagged lost thousands without a count).
+ * What is older is left out and counted where the consoles meet it, as
+ * lost records are (copy_gap()).  A store as large as the one in use, or
+ * larger, holds all it holds, written the same way: everything is copied.
+ * Into a smaller one, records fill seven eighths of its data ring: the
+ * rest is for the data chunks' waste (the tail of each 4 KiB chunk that a
+ * record did not fit, which for records of a few hundred bytes is a
+ * tenth) and the lost notes.  Should the copy overrun its first records
+ * all the same, a console counts them (pk__con_rebase()); the margin only
+ * keeps that count low (at a fixed three quarters, a switch between two
+ * stores of one size dropped up to 22 % of what fitted).
  * Return: the seq, @from when everything fits, or -ENOMEM.
  */
 static int64_t copy_start(struct store *st, uint64_t from, uint32_t pid)
 {
 	struct sized { uint64_t seq, size; } *v;
-	uint64_t room = st->ring.data_size / 4 * 3, slots = (st->ring.desc_mask + 1) / 4 * 3;
+	uint64_t room = st->ring.data_size - st->ring.data_size / 8;
+	uint64_t descs = st->ring.desc_mask + 1;
+	uint64_t slots = descs > 16 * PK_MAX_CONSOLES ? descs - 4 * PK_MAX_CONSOLES - 4 : descs / 2;
 	uint64_t n = 0, cap = pk__st.ring.desc_mask + 1, used = 0, k;
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 
+	if (st->ring.data_size >= pk__st.ring.data_size && descs >= cap)
+		return (int64_t)from;
 	v = malloc(cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
@@ -416,16 +437,13 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 	/* Each record copied, and at most one note before each and one per console. */
 	m->cap = 2 * cap + 2 * PK_MAX_CONSOLES + 2;
 	m->old_seq = calloc(m->cap, sizeof(*m->old_seq));
+	m->new_seq = calloc(m->cap, sizeof(*m->new_seq));
 	m->is_note = calloc(m->cap, 1);
-	if (!m->old_seq || !m->is_note) {
-		free(m->old_seq);
-		free(m->is_note);
-		m->old_seq = NULL;
-		m->is_note = NULL;
+	if (!m->old_seq || !m->new_seq || !m->is_note) {
+		seq_map_free(m);
 		return -ENOMEM;
 	}
 	m->n = 0;
-	m->new_first = pk__ring_next_seq(&st->ring);
 	/* Postmortem: a record still in progress has no writer left to finish it. */
 	pk__ring_reader_init(&rd, &pk__st.ring, true);
 	if (rd.next < pk__st.attach_seq)
@@ -443,10 +461,7 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 		expect = pk__st.attach_seq;
 	start = copy_start(st, rd.next, pid);
 	if (start < 0) {
-		free(m->old_seq);
-		free(m->is_note);
-		m->old_seq = NULL;
-		m->is_note = NULL;
+		seq_map_free(m);
 		return (int)start;
 	}
 	while (m->n + 2 * PK_MAX_CONSOLES + 1 < m->cap && (ret = pk__ring_read(&rd, &rec)) == 1) {
@@ -459,8 +474,8 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
 		if (rec.meta.pid != pid)
 			continue;	/* another process's, in a shared store file */
 		rec.meta.flags &= (uint16_t)~PK_REC_NOEOL;
-		if (pk__ring_write(&st->ring, &rec.meta, rec.text, rec.len, false, &seq) == 0 &&
-		    seq == m->new_first + m->n) {
+		if (pk__ring_write(&st->ring, &rec.meta, rec.text, rec.len, false, &seq) == 0) {
+			m->new_seq[m->n] = seq;
 			m->old_seq[m->n++] = rec.seq;
 			carry_settle(m, rec.seq);
 		}
@@ -520,8 +535,7 @@ int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_
 	atomic_fetch_add_explicit(&pk__st.store_gen, 1, memory_order_relaxed);
 	pk__self.open_valid = false;
 	ops->rebase(map_seq, &m);
-	free(m.old_seq);
-	free(m.is_note);
+	seq_map_free(&m);
 	store_note(cfg, &st);
 	/* Publishes the new store to the callers (pk__gate_enter, printk_ready). */
 	atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
