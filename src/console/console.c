@@ -832,6 +832,19 @@ static bool still_ours(struct pk_console *c, uint32_t tid)
 	return !tid || !o || o->owner(&c->own) == tid;
 }
 
+/*
+ * What @c passes over (below its loglevel, another process's records) and
+ * which of the lost records it reports: only those of this process that it
+ * would have printed (ringbuf.c, "OWN RECORDS").
+ */
+static void con_filter(struct pk_console *c, struct pk_ring_filter *f)
+{
+	f->max_level = pk__con_loglevel(c);
+	f->pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
+	f->own = true;
+	f->sole = pk__store_sole();
+}
+
 static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_lost *lost,
 			  unsigned fmt, bool atomic)
 {
@@ -877,14 +890,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 * shared store (a fork child's, or one of several programs writing one
 	 * file), are passed over without copying their text.
 	 */
-	f.max_level = pk__con_loglevel(c);
-	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	/*
-	 * Of the records lost, only those of this process that the console
-	 * would have printed are reported (ringbuf.c, "OWN RECORDS").
-	 */
-	f.own = true;
-	f.sole = pk__store_sole();
+	con_filter(c, &f);
 	from = pos->rd.next;
 	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped, &lost);
 	if (pos == &c->pos)
@@ -987,15 +993,12 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 	uint64_t skipped = 0, from = c->pos.rd.next;
 	int ret;
 
-	f.max_level = pk__con_loglevel(c);
-	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	/*
 	 * As pk__con_emit() counts them: records lost that the console would
 	 * not have printed (filtered, another process's) are passed over like
 	 * filtered ones; one it would have printed is a gap to report.
 	 */
-	f.own = true;
-	f.sole = pk__store_sole();
+	con_filter(c, &f);
 	/* Records a store switch left out that it would have printed: a gap to report. */
 	take_carry(&c->pos, f.max_level, &lost);
 	if (lost.counted) {
@@ -1026,10 +1029,7 @@ uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid)
 
 	if (c->pos.expect >= head && !c->pos.has_carry)
 		return 0;
-	f.max_level = pk__con_loglevel(c);
-	f.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	f.own = true;
-	f.sole = pk__store_sole();
+	con_filter(c, &f);
 	/*
 	 * The records it leaves are still in the store: read them through
 	 * the console's own filters (level, process, module), without
