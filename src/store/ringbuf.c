@@ -57,7 +57,9 @@
  *
  * WRITING (pk__ring_write)
  *
- *   A  seq  = fetch_add(seq_head, 1)        gapless, wait-free
+ *   A  {seq, ts} = the head {seq_head, head_ts}; CAS it to
+ *      {seq + 1, max(head_ts, the caller's clock)}   gapless, lock-free
+ *      (a fetch-add of seq_head without a 16-byte CAS: THE HEAD below)
  *   S  *seqp = seq, for a signal handler on this thread to see; note
  *      seq and level in the process's own table, if it keeps one
  *   B  lpos = fetch_add(lpos_head, size)    wait-free, or carved from
@@ -186,7 +188,8 @@
  *
  * MEMORY ORDERING (labels in the code: LMM(name))
  *
- *   write:A  seq_cst RMW.  Pairs with write:F's seq_cst load and with
+ *   write:A  seq_cst RMW (a full-barrier CAS, THE HEAD).  Pairs with
+ *            write:F's seq_cst load and with
  *            write:G (see "finalization" below).  Its only other duty is to
  *            hand out distinct numbers, for which relaxed would do.
  *   write:S  volatile store of the seq to the caller's *seqp, then a
@@ -576,6 +579,8 @@ void pk__ring_format(void *mem, unsigned data_log2, uint64_t first_seq)
 	h->desc_off = PK_RING_HDR_SIZE;
 	h->data_off = PK_RING_HDR_SIZE + ((size_t)8 << h->desc_log2);
 	h->first_seq = first_seq;
+	h->lanes = 1;
+	h->lane = 0;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
 	h->realtime_zero_ns = ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000ll +
@@ -874,16 +879,104 @@ static uint64_t take_space(struct pk_ring *ring, uint64_t size)
 	return lpos;
 }
 
+/*
+ * THE HEAD (write:A)
+ *
+ * With PK_RING_HEAD_CAS16, seq_head and head_ts are one 16-byte word and
+ * write:A is a compare-and-swap of it: {s, t} -> {s + 1, max(t, *ts)}.
+ * The record gets seq s and timestamp max(t, *ts), written back to *ts.
+ * Hence, along the word's modification order, seqs grow by one and
+ * timestamps never fall: a region's records are ordered the same by seq
+ * and by timestamp, and the timestamp of a record is at most the clock
+ * when its CAS succeeded (t came from an earlier clock read, of a writer
+ * or of pk__ring_seal's caller).  The two halves are read first with
+ * relaxed loads, which may tear; a torn pair only makes the CAS fail, and
+ * the failed CAS returns the word whole.  The CAS is a full barrier (the
+ * __sync builtins are), so write:A stays the seq_cst RMW that write:F and
+ * write:G pair with.
+ *
+ * Mixed-size access: seq_head alone is read with 64-bit atomic loads all
+ * over the store, and head_ts by pk__ring_floor.  The targets that define
+ * the macro (x86-64, AArch64) make an aligned 8-byte load single-copy
+ * atomic against the 16-byte CAS, which writes both halves in one step.
+ */
+static inline uint64_t head_take(struct pk_ring_hdr *h, uint64_t *ts)
+{
+#ifdef PK_RING_HEAD_CAS16
+	typedef unsigned __int128 u128;
+	u128 *w = (u128 *)(void *)&h->seq_head;
+	uint64_t s = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&h->head_ts, memory_order_relaxed);
+	u128 old = (u128)t << 64 | s, now, got;
+
+	for (;;) {
+		s = (uint64_t)old;
+		t = (uint64_t)(old >> 64);
+		if (t < *ts)
+			t = *ts;
+		now = (u128)t << 64 | (s + 1);
+		got = __sync_val_compare_and_swap(w, old, now);
+		if (got == old)
+			break;
+		old = got;
+	}
+	*ts = t;
+	return s;
+#else
+	return atomic_fetch_add_explicit(&h->seq_head, 1, memory_order_seq_cst);
+#endif
+}
+
+uint64_t pk__ring_floor(const struct pk_ring *ring, uint64_t *seq)
+{
+	/*
+	 * head_ts first (acquire), then seq_head: see ringbuf.h.  Both loads
+	 * read the one word that every head CAS writes whole, in its
+	 * modification order.
+	 */
+	uint64_t t = atomic_load_explicit(&ring->h->head_ts, memory_order_acquire);
+
+	*seq = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);
+	return t;
+}
+
+bool pk__ring_seal(struct pk_ring *ring, uint64_t seq, uint64_t ts)
+{
+#ifdef PK_RING_HEAD_CAS16
+	typedef unsigned __int128 u128;
+	u128 *w = (u128 *)(void *)&ring->h->seq_head;
+	uint64_t t = atomic_load_explicit(&ring->h->head_ts, memory_order_relaxed);
+	u128 old = (u128)t << 64 | seq, got;
+
+	for (;;) {
+		if ((uint64_t)old != seq)
+			return false;		/* a writer reserved seq */
+		if ((uint64_t)(old >> 64) >= ts)
+			return true;
+		got = __sync_val_compare_and_swap(w, old, (u128)ts << 64 | seq);
+		if (got == old)
+			return true;
+		old = got;
+	}
+#else
+	(void)ring;
+	(void)seq;
+	(void)ts;
+	return false;
+#endif
+}
+
 int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 		   const char *text, uint32_t len, bool open, uint64_t *seqp)
 {
 	struct pk_ring_hdr *h = ring->h;
+	struct pk_ring_meta m = *meta;
 	uint64_t size = blk_size(len);
 	uint64_t seq, lpos, old, claimed, epoch;
 	_Atomic uint64_t *dp;
 
 	/* LMM(write:A) */
-	seq = atomic_fetch_add_explicit(&h->seq_head, 1, memory_order_seq_cst);
+	seq = head_take(h, &m.ts_ns);
 	if (seqp) {
 		/*
 		 * LMM(write:S): before the claim (write:C), as a signal handler
@@ -895,7 +988,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	PK_RING_NOTE_HOOK();
 	/* LMM(own:A) */
 	if (ring->own)
-		own_note(ring, seq, meta->level);
+		own_note(ring, seq, m.level);
 	/* LMM(write:B) */
 	lpos = take_space(ring, size);
 
@@ -931,7 +1024,7 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 	 * A hint (relaxed): a lap during put_block() itself still does harm.
 	 */
 	if (atomic_load_explicit(&h->lpos_head, memory_order_relaxed) - lpos <= ring->data_size - size)
-		put_block(ring, lpos, seq, meta, text, len);
+		put_block(ring, lpos, seq, &m, text, len);
 	if (!open)
 		return commit(ring, seq, claimed, false);
 	epoch = open_epoch(ring);
@@ -1012,6 +1105,43 @@ out:
 uint64_t pk__ring_footprint(uint32_t len)
 {
 	return blk_size(len);
+}
+
+static bool block_intact(const struct pk_ring *ring, uint32_t off, uint64_t *lposp);
+
+void pk__ring_finalize(struct pk_ring *ring, uint64_t seq)
+{
+	finalize(ring, seq);
+}
+
+bool pk__ring_open_ts(const struct pk_ring *ring, uint64_t seq, uint64_t *ts)
+{
+	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
+	uint64_t d, d2, lpos, hw0, hw1, hw2, hw3, hw4;
+
+	/* LMM(read:A) */
+	d = atomic_load_explicit(dp, memory_order_acquire);
+	if (desc_seq(d) != (uint32_t)seq || desc_state(d) != DS_OPEN)
+		return false;
+	/* LMM(read:B) */
+	if (!block_intact(ring, desc_off(d), &lpos))
+		return false;
+	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), PK_MO_FENCED_LOAD);
+	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
+	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
+	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), PK_MO_FENCED_LOAD);
+	hw4 = atomic_load_explicit(word_at(ring, lpos, 4), PK_MO_FENCED_LOAD);
+	/* LMM(read:C) */
+	pk__fence_acquire();
+	/* LMM(read:D) */
+	d2 = atomic_load_explicit(dp, memory_order_relaxed);
+	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
+		return false;
+	if (hw0 != seq || !(hw4 >> 32) ||
+	    (uint32_t)(hw4 >> 32) != hdr_check(hw0, hw1, hw2, (uint32_t)hw3, (uint32_t)hw4))
+		return false;
+	*ts = hw1;
+	return true;
 }
 
 void pk__ring_finalize_last(struct pk_ring *ring)

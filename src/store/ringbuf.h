@@ -47,7 +47,7 @@
 #include "printk/reader.h"	/* struct pk_field */
 
 #define PK_RING_MAGIC		0x31474e49524b5050ull	/* "PPKRING1" little-endian */
-#define PK_RING_VERSION		8u
+#define PK_RING_VERSION		9u
 #define PK_RING_HDR_SIZE	512u
 #define PK_RING_BLK_HDR		40u	/* bytes of block header */
 #define PK_RING_MOD_MAX		32u	/* a record's module prefix: length byte, name */
@@ -98,15 +98,34 @@ struct pk_ring_hdr {
 	int32_t creator_pid;
 	uint32_t flags;
 	uint64_t generation;		/* bumped on each reopen of a file store */
-	uint8_t pad0[128 - 80];
+	/*
+	 * Lanes (lanes.c): this region is lane `lane` of `lanes`, each a
+	 * region of total_size bytes, lane i at byte i * total_size of the
+	 * store.  pk__ring_format() writes 1 and 0: a store of one lane.
+	 */
+	uint32_t lanes;
+	uint32_t lane;
+	uint8_t pad0[128 - 88];
 
 	/*
-	 * Line 2: the two reservation heads, changed by every writer (write:A,
-	 * write:B).  Nothing else lives here: another thread's store to this
-	 * line takes it away from the writer that reads something beside it.
+	 * Line 2: the reservation head, changed by every writer (write:A).
+	 * Nothing else lives here: another thread's store to this line takes
+	 * it away from the writer that reads something beside it.
+	 *
+	 * seq_head and head_ts form one 16-byte word that write:A moves with
+	 * one compare-and-swap where the machine has one (PK_RING_HEAD_CAS16):
+	 * the record gets seq_head and the timestamp max(its caller's clock,
+	 * head_ts), and head_ts becomes that timestamp.  So the timestamps of
+	 * a region's records never decrease with their seqs, and a reader that
+	 * raises head_ts (pk__ring_seal) bounds from below the timestamp of
+	 * every record not yet reserved: what lets readers merge several
+	 * regions (lanes) into one order (lanes.c).  Without a 16-byte CAS,
+	 * write:A is a fetch-add of seq_head alone and head_ts stays 0: one
+	 * lane only.
 	 */
-	_Atomic uint64_t seq_head;	/* next seq to hand out */
-	uint8_t pad1[128 - 8];
+	_Alignas(16) _Atomic uint64_t seq_head;	/* next seq to hand out */
+	_Atomic uint64_t head_ts;	/* CLOCK_MONOTONIC ns: no later record is older */
+	uint8_t pad1[128 - 16];
 
 	/*
 	 * Line 3: read by every writer after its commit, written rarely
@@ -133,6 +152,21 @@ struct pk_ring_hdr {
 };
 
 _Static_assert(sizeof(struct pk_ring_hdr) == PK_RING_HDR_SIZE, "ring header size");
+_Static_assert(offsetof(struct pk_ring_hdr, seq_head) % 16 == 0 &&
+	       offsetof(struct pk_ring_hdr, head_ts) == offsetof(struct pk_ring_hdr, seq_head) + 8,
+	       "the head's 16-byte word");
+
+/*
+ * A lock-free 16-byte compare-and-swap: x86-64 with cmpxchg16b (-mcx16,
+ * which the build adds where the compiler takes it) and AArch64 inline it
+ * for the __sync builtins and define this macro.  A 16-byte CAS through
+ * libatomic may take a lock, which a signal handler interrupting its holder
+ * would wait on for ever: the build never uses one (cmake checks that the
+ * builtin links without libatomic).
+ */
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16) && !defined(PK_RING_NO_CAS16)
+#define PK_RING_HEAD_CAS16 1
+#endif
 
 /* A process-local view of a region: derived, validated pointers. */
 struct pk_ring {
@@ -169,7 +203,8 @@ struct pk_ring_meta {
 
 /* A record as copied out by a reader. */
 struct pk_ring_rec {
-	uint64_t seq;
+	uint64_t seq;			/* in its lane */
+	uint32_t lane;			/* set by a merging reader (lanes.c); 0 otherwise */
 	struct pk_ring_meta meta;
 	uint32_t len;
 	char module[PK_RING_MOD_MAX];		/* "" or its module's name (pk__rec_render) */
@@ -338,6 +373,23 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
 /* Make the newest record readable if it is still open. */
 void pk__ring_finalize_last(struct pk_ring *ring);
 
+/*
+ * pk__ring_finalize() - make record @seq readable if it is OPEN (as a newer
+ * record's writer does, write:F).  Its owner's next extension then fails
+ * and it stores the rest as a new record.  A merging reader finalizes an
+ * OPEN record that an older key than another lane's holds up (lanes.c).
+ * Context: any thread or signal handler; the region must be writable.
+ */
+void pk__ring_finalize(struct pk_ring *ring, uint64_t seq);
+
+/*
+ * pk__ring_open_ts() - if record @seq is OPEN with an intact header, its
+ * timestamp into *@ts: true.  Only the descriptor and header words are
+ * read (validated as a filtered read validates them).
+ * Context: any thread or signal handler; never writes.
+ */
+bool pk__ring_open_ts(const struct pk_ring *ring, uint64_t seq, uint64_t *ts);
+
 /* The data ring bytes a record of @len text bytes takes (header and padding). */
 uint64_t pk__ring_footprint(uint32_t len);
 
@@ -437,6 +489,29 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
  * Return: true if a read at @seq would not stop for lack of a record.
  */
 bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq);
+
+/*
+ * pk__ring_floor() - the region's head as a lower bound: *@seq receives
+ * seq_head and the return value is a timestamp that every record with a
+ * seq >= *@seq has or exceeds (head_ts, loaded before seq_head: a record
+ * reserved after the head_ts load got at least that timestamp, and every
+ * record reserved before the seq_head load has a seq below *@seq).
+ * 0 without PK_RING_HEAD_CAS16.
+ * Context: any thread or signal handler; wait-free; never writes.
+ */
+uint64_t pk__ring_floor(const struct pk_ring *ring, uint64_t *seq);
+
+/*
+ * pk__ring_seal() - if the region's seq_head is still @seq, raise its
+ * head_ts to @ts (never lower it): every record reserved afterwards gets a
+ * timestamp >= @ts.  A merging reader seals an idle lane so that it may
+ * emit the other lanes' records older than @ts (lanes.c).
+ * Context: any thread or signal handler; lock-free; the region must be
+ * writable.
+ * Return: true if seq_head was @seq (head_ts is now >= @ts); false if a
+ * writer has reserved @seq meanwhile, or without PK_RING_HEAD_CAS16.
+ */
+bool pk__ring_seal(struct pk_ring *ring, uint64_t seq, uint64_t ts);
 
 /*
  * A registered waiter's lease: it renews wait_until to now + this before
