@@ -31,6 +31,24 @@ struct pk_lanes {
 	struct pk_ring lane[PK_LANES_MAX];
 };
 
+/*
+ * A store with lanes takes the data ring a single ring of its size would
+ * have (pk__ring_data_log2_for) and shares it out: @n lanes, a power of
+ * two, each with 1/n of it, and a header each (so the store is (n - 1) *
+ * PK_RING_HDR_SIZE bytes larger than the single ring).
+ * Default (@want 0): one lane per CPU online, rounded down to a power of
+ * two, at most PK_LANES_DEFAULT_MAX, and so that each lane keeps at least
+ * 2^PK_LANES_MIN_DEFAULT_LOG2 bytes of data: a thread that stores alone
+ * (one CPU's lane) still has a useful share.  @want > 0 (PK_LANES,
+ * pk_config.lanes): that many, rounded down to a power of two, at most
+ * PK_LANES_MAX, and so that each lane keeps the smallest data ring.
+ * Without PK_RING_HEAD_CAS16: one lane.
+ * Return: the lanes; *@lane_log2 each one's data ring (log2 bytes).
+ */
+#define PK_LANES_DEFAULT_MAX		16u
+#define PK_LANES_MIN_DEFAULT_LOG2	17u	/* 128 KiB */
+unsigned pk__lanes_for(unsigned want, unsigned data_log2, unsigned *lane_log2);
+
 /* Bytes of a store of @n lanes whose data rings are 1 << @data_log2 bytes. */
 size_t pk__lanes_region_size(unsigned n, unsigned data_log2);
 
