@@ -709,7 +709,7 @@ static void *store_worker(void *arg)
 	w->t0 = pkb_now_ns();
 	if (w->raw) {
 		for (i = 0; i < w->calls; i++)
-			pk__store(PK_INFO, 0, text, 80, &seq);
+			pk__store(PK_INFO, 0, text, 80, NULL, &seq);
 	} else {
 		for (i = 0; i < w->calls; i++)
 			pk_printk(PK_INFO, "storm: worker %2d call %8lu: the quick brown fox jumps "

@@ -178,7 +178,7 @@ static int cost_child(void *arg, void *out)
 		v[0][r] = (int64_t)((pkb_now_ns() - t0) / (uint64_t)n);
 		t0 = pkb_now_ns();
 		for (i = 0; i < n; i++)
-			pk__store(PK_INFO, 0, text, (size_t)j->rec_bytes - 1, &seq);
+			pk__store(PK_INFO, 0, text, (size_t)j->rec_bytes - 1, NULL, &seq);
 		v[1][r] = (int64_t)((pkb_now_ns() - t0) / (uint64_t)n);
 		v[2][r] = bump_ns(2, 2000000) - bump_ns(1, 2000000);
 		memset(&lock, 0, sizeof(lock));

@@ -437,13 +437,13 @@ void pk_shutdown(void)
 		pthread_setcancelstate(cancel, NULL);
 		return;
 	}
-	pk__ring_finalize_last(&pk__st.ring);
+	pk__store_finalize_last();
 	pk__flush_shutdown();
 	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_release);
 	/* Readers of this store see it gone (reader.c, view_enter()). */
 	atomic_fetch_add_explicit(&pk__st.store_gen, 1, memory_order_relaxed);
 	pk__store_close();
-	memset(&pk__st.ring, 0, sizeof(pk__st.ring));
+	memset(&pk__st.lanes, 0, sizeof(pk__st.lanes));
 	pk__self.open_valid = false;
 	atomic_store_explicit(&pk__g.state, PK__UNINIT, memory_order_release);
 	lock_mine = false;

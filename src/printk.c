@@ -47,7 +47,8 @@ static inline int printk_ready(void)
 static void refuse(void)
 {
 	if (pk__gate_enter()) {
-		atomic_fetch_add_explicit(&pk__st.ring.h->refused, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pk__lane(pk__lanes_pick(&pk__st.lanes))->h->refused, 1,
+					  memory_order_relaxed);
 		pk__gate_exit();
 	}
 }
@@ -64,17 +65,19 @@ static int store_package(int level, unsigned flags, const unsigned char *pkg, si
 			 size_t flen)
 {
 	uint64_t seq;
+	unsigned lane;
 	int ret;
 
 	pk__self.in_printk++;
 	ret = pk__store(level, flags | PK__REC_PACKED | (flen ? PK__REC_FIELDS : 0),
-			(const char *)pkg, plen + (size_t)n + flen, &seq);
+			(const char *)pkg, plen + (size_t)n + flen, &lane, &seq);
 	pk__self.open_valid = false;
 	if (ret == 0) {
 		pk__self.open_seq = seq;	/* the thread's newest, closed */
+		pk__self.open_lane = lane;
 		pk__self.open_gen = atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed);
 		pk__self.open_level = (uint8_t)level;
-		pk__flush_after_store(level, seq);
+		pk__flush_after_store(level, lane, seq);
 	}
 	pk__self.in_printk--;
 	return ret < 0 ? ret : n;
@@ -86,7 +89,8 @@ static bool panic_suppressed(void)
 	/* LMM(gate:D): seq_cst, after the gate's seq_cst increment. */
 	if (__builtin_expect(atomic_load_explicit(&pk__panic_tid, memory_order_seq_cst) != 0, 0) &&
 	    pk__panicking_other(pk__tid())) {
-		atomic_fetch_add_explicit(&pk__st.ring.h->suppressed, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pk__lane(pk__lanes_pick(&pk__st.lanes))->h->suppressed, 1,
+					  memory_order_relaxed);
 		return true;
 	}
 	return false;
@@ -128,6 +132,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	unsigned flags = 0, fmt_flags = 0;
 	bool cont = false;
 	uint64_t seq;
+	unsigned lane;
 	size_t len, plen, mplen, llen = 0, flen;
 	int n, ret, err = errno;	/* the caller's, for %m (pk_vprintk() restored it) */
 	/*
@@ -270,14 +275,16 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	if (cont && !flen && pk__self.open_valid &&
 	    pk__self.open_gen == atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed)) {
 		uint64_t open_seq = pk__self.open_seq;
-
 		unsigned depth = pk__self.wdepth;
 
+		lane = pk__self.open_lane;
 		/* In progress while extended: see pk__store(). */
-		if (depth < PK__ARRAY_SIZE(pk__self.wseq))
+		if (depth < PK__ARRAY_SIZE(pk__self.wseq)) {
+			*(volatile unsigned *)&pk__self.wlane[depth] = lane;
 			*(volatile uint64_t *)&pk__self.wseq[depth] = open_seq;
+		}
 		*(volatile unsigned *)&pk__self.wdepth = depth + 1;
-		ret = pk__ring_extend(&pk__st.ring, open_seq, buf, (uint32_t)len,
+		ret = pk__ring_extend(pk__lane(lane), open_seq, buf, (uint32_t)len,
 				      (flags & PK_REC_NOEOL) != 0,
 				      PK_RECORD_MAX + pk__self.open_plen + pk__self.open_llen);
 		*(volatile unsigned *)&pk__self.wdepth = depth;
@@ -305,7 +312,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	}
 	if (cont)
 		flags |= PK_REC_CONT;
-	ret = pk__store(level, flags, mbuf, plen + len + flen, &seq);
+	ret = pk__store(level, flags, mbuf, plen + len + flen, &lane, &seq);
 	if (ret < 0) {
 		pk__self.open_valid = false;
 		pk__self.in_printk--;
@@ -321,12 +328,13 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		pk__flush_note_open();
 stored:
 	/* Formatted at the call (not deferred), and stored. */
-	atomic_fetch_add_explicit(&pk__st.ring.h->eager, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pk__lane(lane)->h->eager, 1, memory_order_relaxed);
 	pk__self.open_valid = (flags & PK_REC_NOEOL) != 0;
 	pk__self.open_seq = seq;
+	pk__self.open_lane = lane;
 	pk__self.open_gen = atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed);
 	pk__self.open_level = (uint8_t)level;
-	pk__flush_after_store(level, seq);
+	pk__flush_after_store(level, lane, seq);
 	pk__self.in_printk--;
 	return (int)len;
 }

@@ -299,7 +299,7 @@ static void test_damaged_package(void **state)
 	assert_int_equal(pk_init(NULL), 0);
 	m.pid = (uint32_t)getpid();
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-		assert_int_equal(pk__ring_write(&pk__st.ring, &m, (const char *)bad[i], lens[i], false,
+		assert_int_equal(pk__ring_write(pk__lane(0), &m, (const char *)bad[i], lens[i], false,
 						&seq), 0);
 		if (!i)
 			first = seq;

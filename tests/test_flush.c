@@ -218,7 +218,7 @@ static void test_nothing_strands_behind_filtered(void **state)
 /* What a writer preempted for good right after taking its seq leaves behind. */
 static uint64_t park_a_writer(void)
 {
-	return atomic_fetch_add(&pk__st.ring.h->seq_head, 1);
+	return atomic_fetch_add(&pk__lane(0)->h->seq_head, 1);
 }
 
 static void parked_child(enum pk_mode mode)
@@ -928,20 +928,21 @@ static void intact_child(enum pk_mode mode)
 	uint64_t first, i;
 	_Atomic uint64_t *w;
 
+	setenv("PK_LANES", "1", 1);	/* one lane: the report's records in a row */
 	init_mode(mode, 64 << 10);
-	first = pk__ring_next_seq(&pk__st.ring);
+	first = pk__ring_next_seq(pk__lane(0));
 	for (i = 0; i < 3; i++)
 		pk_err("report line %llu with some text to damage\n", (unsigned long long)i);
-	TU_CHECK(pk__flush_seqs_intact(first, first + 2));
+	TU_CHECK(pk__flush_seqs_intact(0, first, first + 2));
 	/*
 	 * What a writer preempted for a lap does: store into the space of a
 	 * committed record.  Every record's text lies in the first lap here.
 	 */
-	for (w = pk__st.ring.data, i = 0; i < 64; i++, w++)
+	for (w = pk__lane(0)->data, i = 0; i < 64; i++, w++)
 		if (atomic_load(w) != 0)
 			atomic_store(w, atomic_load(w) ^ 0x5a5a5a5a5a5a5a5aull);
-	TU_CHECK(!pk__flush_seqs_intact(first, first + 2));
-	TU_CHECK(!pk__flush_seqs_intact(first + 2, first + 3));	/* not stored yet */
+	TU_CHECK(!pk__flush_seqs_intact(0, first, first + 2));
+	TU_CHECK(!pk__flush_seqs_intact(0, first + 2, first + 3));	/* not stored yet */
 	_exit(0);
 }
 

@@ -298,13 +298,13 @@ static void test_recovery_after_death(void **state)
 		pk_printk(PK_INFO, "zero\n");
 		pk_printk(PK_INFO, "one\n");
 		/* seq 2: taken by a writer that died before claiming it. */
-		atomic_fetch_add(&pk__st.ring.h->seq_head, 1);
+		atomic_fetch_add(&pk__lane(0)->h->seq_head, 1);
 		pk_printk(PK_INFO, "three\n");
 		pk_printk(PK_INFO, "four, open");	/* no newline: stays OPEN */
 		/* seq 5: taken, so 4 can no longer be extended; never claimed. */
-		atomic_fetch_add(&pk__st.ring.h->seq_head, 1);
+		atomic_fetch_add(&pk__lane(0)->h->seq_head, 1);
 		pk_printk(PK_INFO, "six\n");
-		atomic_fetch_add(&pk__st.ring.h->seq_head, 1);	/* 7: taken last */
+		atomic_fetch_add(&pk__lane(0)->h->seq_head, 1);	/* 7: taken last */
 		_exit(0);
 	}
 	tu_waitpid(pid, &status, CHILD_MS, "recovery: the writer that dies");
@@ -415,7 +415,7 @@ static void test_wait_and_clear(void **state)
 	 * waiter, so that the wake-up is what ends its wait.
 	 */
 	assert_true(tu_wait_until(atomic_load(&a[0].drained) && atomic_load(&a[1].drained) &&
-				  atomic_load(&pk__st.ring.h->waiters) >= 1, 60000));
+				  atomic_load(&pk__lane(0)->h->waiters) >= 1, 60000));
 	pk_printk(PK_INFO, "wake up\n");
 	for (i = 0; i < 2; i++) {
 		pthread_join(th[i], NULL);

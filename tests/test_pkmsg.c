@@ -589,7 +589,7 @@ static void test_dropped_line(void **state)
 	if (pid == 0) {
 		init_store(path, 0);
 		pk_printk(PK_INFO, "before\n");
-		atomic_fetch_add(&pk__st.ring.h->seq_head, 2);	/* two writers died */
+		atomic_fetch_add(&pk__lane(0)->h->seq_head, 2);	/* two writers died */
 		pk_printk(PK_INFO, "after\n");
 		_exit(0);
 	}
@@ -752,7 +752,7 @@ static void stop(pid_t pid, int fd, int sig)
 	tu_waitpid(pid, &status, CHILD_MS, sig == SIGINT ? "pkmsg -w after SIGINT" :
 						 "pkmsg -W after SIGTERM");
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == sig);
-	assert_int_equal(atomic_load(&pk__st.ring.h->waiters), 0);
+	assert_int_equal(atomic_load(&pk__lane(0)->h->waiters), 0);
 	close(fd);
 }
 

@@ -166,7 +166,12 @@ struct pk_config {
 	int facility;			/* syslog facility stored with records;
 					   0: 1 (user), PK_CFG_ZERO: 0 (kern) */
 	const char *consoles;		/* PK_CONSOLE syntax; NULL: "stderr" */
-	uint64_t reserved[8];		/* zero: later fields (docs/building.md "ABI") */
+	union {				/* lanes of a new store (PK_LANES, docs/lanes.md);
+					   0: one per CPU */
+		unsigned lanes;
+		uint64_t reserved_lanes;
+	};
+	uint64_t reserved[7];		/* zero: later fields (docs/building.md "ABI") */
 };
 
 /* A 1 MiB data ring: the store PK_BUFFER_SIZE=1m gives (data + data/4 + 512). */

@@ -164,21 +164,34 @@ void pk__con_update_max_loglevel(void)
  * in pk_init() touches it, under reg_lock.
  */
 struct handover {
-	uint64_t next_seq;
-	struct pk__lost_note carry;	/* a store switch's, not reported yet */
-	bool has_carry;
+	struct pk__spos next;
+	struct pk__lost_note carry[PK_LANES_MAX];	/* a store switch's, not reported yet */
+	bool has_carry[PK_LANES_MAX];
 };
 
 static struct {
 	char *name;
 	struct handover h;
-} inherit[PK_MAX_CONSOLES];
+} *inherit;	/* PK_MAX_CONSOLES of them, allocated on first use */
 static int nr_inherit;
 
 static void free_console(struct pk_console *c)
 {
+	free(c->recs);
 	free(c->name);
 	free(c);
+}
+
+/* Publish @c's whole position (the owner's, or a new one) as it stands. */
+static void publish_all(struct pk_console *c, memory_order mo)
+{
+	unsigned i;
+
+	for (i = 0; i < PK_LANES_MAX; i++) {
+		atomic_store_explicit(&c->undecided[i], UINT64_MAX, memory_order_relaxed);
+		atomic_store_explicit(&c->next_seq[i], i < pk__st.lanes.n ? c->pos.l[i].expect : 0,
+				      mo);
+	}
 }
 
 struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void *ctx,
@@ -193,13 +206,20 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
-	if (c)
+	if (c) {
 		c->name = strdup(name ? name : ops->name ? ops->name : "console");
-	if (!c || !c->name) {
+		c->recs = calloc(PK_LANES_MAX, sizeof(*c->recs));
+	}
+	if (!c || !c->name || !c->recs) {
+		if (c) {
+			free(c->name);
+			free(c->recs);
+		}
 		free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
+	c->pos.mr.buf = c->recs;
 	c->ops = ops;
 	c->ctx = ctx;
 	c->config = config;
@@ -209,7 +229,6 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 	atomic_init(&c->fmt, fmt);
 	if (fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339))
 		pk__con_update_utc_offset();
-	atomic_init(&c->undecided, UINT64_MAX);
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
@@ -230,15 +249,26 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 		pthread_mutex_lock(&reg_lock);
 	}
 	/* Earlier runs' records in a persistent store are pkmsg's, not ours. */
-	pk__con_pos_init(&c->pos, pk__st.attach_seq, false);
-	atomic_init(&c->next_seq, c->pos.expect);
-	for (i = 0; config && i < nr_inherit; i++) {
+	{
+		struct pk__spos at;
+		unsigned l;
+
+		for (l = 0; l < pk__st.lanes.n; l++)
+			at.s[l] = pk__st.attach_seq[l];
+		pk__con_pos_init(&c->pos, &at, false);
+	}
+	publish_all(c, memory_order_relaxed);
+	for (i = 0; config && inherit && i < nr_inherit; i++) {
 		if (inherit[i].name && !strcmp(inherit[i].name, c->name)) {
+			unsigned l;
+
 			/* What is gone since it stopped is reported as dropped. */
-			pk__con_pos_init(&c->pos, inherit[i].h.next_seq, true);
-			c->pos.carry = inherit[i].h.carry;
-			c->pos.has_carry = inherit[i].h.has_carry;
-			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
+			pk__con_pos_init(&c->pos, &inherit[i].h.next, true);
+			for (l = 0; l < pk__st.lanes.n; l++) {
+				c->pos.l[l].carry = inherit[i].h.carry[l];
+				c->pos.l[l].has_carry = inherit[i].h.has_carry[l];
+			}
+			publish_all(c, memory_order_relaxed);
 			free(inherit[i].name);
 			inherit[i].name = NULL;
 			break;
@@ -349,27 +379,32 @@ static int unregister_slot_at(int i, struct handover *last)
 	atomic_fetch_sub_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
 	if (hooks && hooks->removing(c) < 0) {
-		if (last)
-			*last = (struct handover){
-				.next_seq = atomic_load_explicit(&c->next_seq, memory_order_acquire) };
+		if (last) {
+			memset(last, 0, sizeof(*last));
+			pk__con_next(c, &last->next);
+		}
 		return abandon(c);	/* its printer is stuck inside write() */
 	}
 	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
 		if (waited == 5000) {
-			if (last)
-				*last = (struct handover){
-					.next_seq = atomic_load_explicit(&c->next_seq,
-									 memory_order_acquire) };
+			if (last) {
+				memset(last, 0, sizeof(*last));
+				pk__con_next(c, &last->next);
+			}
 			return abandon(c);	/* someone is stuck inside its write() */
 		}
 		nanosleep(&nap, NULL);
 	}
 	/* Acquire: pairs with publish()'s release; nobody prints on it any more. */
 	if (last) {
-		last->next_seq = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+		unsigned l;
+
+		pk__con_next(c, &last->next);
 		/* Its position is nobody's now: what it carries goes on too. */
-		last->carry = c->pos.carry;
-		last->has_carry = c->pos.has_carry;
+		for (l = 0; l < PK_LANES_MAX; l++) {
+			last->carry[l] = c->pos.l[l].carry;
+			last->has_carry[l] = c->pos.l[l].has_carry;
+		}
 	}
 	atomic_store_explicit(&slots[i].con, NULL, memory_order_release);
 	pk__con_update_max_loglevel();
@@ -431,10 +466,16 @@ int pk__con_replace_config(const char *spec)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_mutex_lock(&reg_lock);
 	nr_inherit = 0;
+	if (!inherit)
+		inherit = calloc(PK_MAX_CONSOLES, sizeof(*inherit));
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (!c || c == DRAINING || !c->config)
 			continue;
+		if (!inherit) {
+			unregister_slot_at(i, NULL);	/* no memory: started at the backlog */
+			continue;
+		}
 		inherit[nr_inherit].name = strdup(c->name);
 		unregister_slot_at(i, &inherit[nr_inherit].h);
 		nr_inherit += inherit[nr_inherit].name != NULL;
@@ -470,14 +511,15 @@ void pk__con_each_locked(void (*fn)(struct pk_console *c))
 	pthread_setcancelstate(cancel, NULL);
 }
 
-void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
-				    bool *has_carry),
+void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
+				struct pk__lost_note *carry, bool *has_carry),
 		    void *arg)
 {
-	struct pk__lost_note carry;
+	struct pk__lost_note carry[PK_LANES_MAX];
+	bool has_carry[PK_LANES_MAX];
+	struct pk__spos old, now;
 	struct pk_console *c;
-	bool has_carry;
-	uint64_t seq;
+	unsigned l;
 	int i, cancel;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
@@ -486,24 +528,27 @@ void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (!c || c == DRAINING)
 			continue;
-		seq = map(atomic_load_explicit(&c->next_seq, memory_order_acquire), arg, &carry,
-			  &has_carry);
+		/* The old store's lanes (pk__st moved to the new one after the copy). */
+		for (l = 0; l < PK_LANES_MAX; l++)
+			old.s[l] = atomic_load_explicit(&c->next_seq[l], memory_order_acquire);
+		map(&old, &now, arg, carry, has_carry);
 		/*
 		 * Counting the gap: a copied record overwritten in the new
 		 * store before the console got to it is reported, not passed
 		 * over (the copy leaves room; this is the backstop).
 		 */
-		pk__con_pos_init(&c->pos, seq, true);
-		c->pos.carry = carry;
-		c->pos.has_carry = has_carry;
-		atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
-		atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_release);
+		pk__con_pos_init(&c->pos, &now, true);
+		for (l = 0; l < pk__st.lanes.n; l++) {
+			c->pos.l[l].carry = carry[l];
+			c->pos.l[l].has_carry = has_carry[l];
+		}
+		publish_all(c, memory_order_release);
 	}
 	pthread_mutex_unlock(&reg_lock);
 	pthread_setcancelstate(cancel, NULL);
 }
 
-unsigned pk__con_positions(uint64_t *out, unsigned max)
+unsigned pk__con_positions(struct pk__spos *out, unsigned max)
 {
 	struct pk_console *c;
 	unsigned n = 0;
@@ -514,11 +559,29 @@ unsigned pk__con_positions(uint64_t *out, unsigned max)
 	for (i = 0; i < PK_MAX_CONSOLES && n < max; i++) {
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING)
-			out[n++] = atomic_load_explicit(&c->next_seq, memory_order_acquire);
+			pk__con_next(c, &out[n++]);
 	}
 	pthread_mutex_unlock(&reg_lock);
 	pthread_setcancelstate(cancel, NULL);
 	return n;
+}
+
+void pk__con_next(struct pk_console *c, struct pk__spos *out)
+{
+	unsigned l;
+
+	for (l = 0; l < PK_LANES_MAX; l++)
+		out->s[l] = atomic_load_explicit(&c->next_seq[l], memory_order_acquire);
+}
+
+uint64_t pk__con_progress(struct pk_console *c)
+{
+	uint64_t sum = 0;
+	unsigned l;
+
+	for (l = 0; l < pk__st.lanes.n; l++)
+		sum += atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+	return sum;
 }
 
 struct pk_console *pk_console_find(const char *name)
@@ -681,7 +744,9 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
 	st->name = con->name;
-	st->next_seq = atomic_load_explicit(&con->next_seq, memory_order_acquire);
+	/* Summed over the lanes, as pk_stats_get()'s next_seq. */
+	for (unsigned l = 0; l < pk__st.lanes.n; l++)
+		st->next_seq += atomic_load_explicit(&con->next_seq[l], memory_order_acquire);
 	st->records = atomic_load_explicit(&con->records, memory_order_relaxed);
 	st->notices = atomic_load_explicit(&con->notices, memory_order_relaxed);
 	st->bytes = atomic_load_explicit(&con->bytes, memory_order_relaxed);
@@ -738,58 +803,89 @@ static void con_write(struct pk_console *c, const char *buf, size_t len, bool at
 	pk__share_add(pk__tid(), done, pk__self.printer);
 }
 
-void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap)
+void pk__con_pos_init(struct pk__con_pos *pos, const struct pk__spos *seq, bool count_gap)
 {
-	pk__ring_reader_init(&pos->rd, &pk__st.ring, false);
-	if (pos->rd.next < seq)
-		pos->rd.next = seq;
-	/*
-	 * Taking over a console's position: what was overwritten since it
-	 * was published is reported as dropped by the first read, not lost
-	 * silently.
-	 */
-	pos->expect = count_gap ? seq : pos->rd.next;
-	pos->has_carry = false;
+	struct pk_ring_rec *buf = pos->mr.buf;
+	unsigned i;
+
+	pk__lanes_reader_init(&pos->mr, &pk__st.lanes, buf, false, true);
+	for (i = 0; i < pk__st.lanes.n; i++) {
+		struct pk_ring_reader *rd = &pos->mr.l[i].rd;
+		struct pk__con_lane *l = &pos->l[i];
+
+		if (rd->next < seq->s[i])
+			rd->next = seq->s[i];
+		/*
+		 * Taking over a console's position: what was overwritten since
+		 * it was published is reported as dropped by the first read,
+		 * not lost silently.
+		 */
+		l->expect = count_gap ? seq->s[i] : rd->next;
+		l->counted_to = l->expect;
+		l->lost.counted = l->lost.unknown = 0;
+		l->has_carry = false;
+	}
 }
 
-/* What @pos carries from a store switch, at @max_level: into @lost, once. */
-static void take_carry(struct pk__con_pos *pos, int max_level, struct pk_ring_lost *lost)
+/* What lane @l carries from a store switch, at @max_level: into its lost count, once. */
+static void take_carry(struct pk__con_lane *l, int max_level)
 {
 	uint64_t n;
 
-	if (!pos->has_carry)
+	if (!l->has_carry)
 		return;
-	n = pos->carry.cum[max_level < 0 ? 0 : max_level > 8 ? 8 : max_level];
-	lost->counted += n;
-	lost->unknown += pos->carry.unknown < n ? pos->carry.unknown : n;
-	pos->has_carry = false;
+	n = l->carry.cum[max_level < 0 ? 0 : max_level > 8 ? 8 : max_level];
+	l->lost.counted += n;
+	l->lost.unknown += l->carry.unknown < n ? l->carry.unknown : n;
+	l->has_carry = false;
 }
 
 /*
- * A seq the console passed without knowing whose it was (ringbuf.c, "OWN
- * RECORDS") has been claimed since: its next read counts it if it was
- * ours.  Relaxed: the value is the console owner's last publication, seen
- * by the owner itself or through the console's ownership and the console
- * lock; the descriptor's load is seq_cst (pk__ring_claimed), as
- * pk__ring_readable()'s, for fl:A and fl:B.
+ * A seq the console passed in @lane without knowing whose it was
+ * (ringbuf.c, "OWN RECORDS") has been claimed since: its next read counts
+ * it if it was ours.  Relaxed: the value is the console owner's last
+ * publication, seen by the owner itself or through the console's
+ * ownership and the console lock; the descriptor's load is seq_cst
+ * (pk__ring_claimed), as pk__ring_readable()'s, for fl:A and fl:B.
  */
-static bool undecided_ready(struct pk_console *c, uint64_t below)
+static bool undecided_ready(struct pk_console *c, unsigned lane, uint64_t below)
 {
-	uint64_t u = atomic_load_explicit(&c->undecided, memory_order_relaxed);
+	uint64_t u = atomic_load_explicit(&c->undecided[lane], memory_order_relaxed);
 
-	return u < below && pk__ring_claimed(&pk__st.ring, u);
+	return u < below && pk__ring_claimed(pk__lane(lane), u);
 }
 
 bool pk__con_pending(struct pk_console *c)
 {
-	return pk__ring_readable(&pk__st.ring, atomic_load_explicit(&c->next_seq, memory_order_acquire)) ||
-	       undecided_ready(c, UINT64_MAX);
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++)
+		if (pk__ring_readable(pk__lane(i),
+				      atomic_load_explicit(&c->next_seq[i], memory_order_acquire)) ||
+		    undecided_ready(c, i, UINT64_MAX))
+			return true;
+	return false;
 }
 
-bool pk__con_behind(struct pk_console *c, uint64_t seq)
+bool pk__con_behind(struct pk_console *c, const struct pk__spos *target)
 {
-	return atomic_load_explicit(&c->next_seq, memory_order_acquire) < seq ||
-	       undecided_ready(c, seq);
+	uint64_t t;
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++) {
+		t = target ? target->s[i] : pk__ring_next_seq(pk__lane(i));
+		if (atomic_load_explicit(&c->next_seq[i], memory_order_acquire) < t ||
+		    undecided_ready(c, i, t))
+			return true;
+	}
+	return false;
+}
+
+bool pk__con_behind_seq(struct pk_console *c, unsigned lane, uint64_t seq)
+{
+	return lane < pk__st.lanes.n &&
+	       (atomic_load_explicit(&c->next_seq[lane], memory_order_acquire) <= seq ||
+		undecided_ready(c, lane, seq + 1));
 }
 
 /*
@@ -801,16 +897,21 @@ bool pk__con_behind(struct pk_console *c, uint64_t seq)
 static void publish(struct pk_console *c, struct pk__con_pos *pos)
 {
 	uint64_t cur;
+	unsigned i;
 
-	if (pos == &c->pos) {
-		atomic_store_explicit(&c->next_seq, pos->expect, memory_order_release);
-		return;
+	for (i = 0; i < pk__st.lanes.n; i++) {
+		if (pos == &c->pos) {
+			atomic_store_explicit(&c->next_seq[i], pos->l[i].expect, memory_order_release);
+			continue;
+		}
+		cur = atomic_load_explicit(&c->next_seq[i], memory_order_relaxed);
+		while (cur < pos->l[i].expect &&
+		       !atomic_compare_exchange_weak_explicit(&c->next_seq[i], &cur,
+							      pos->l[i].expect,
+							      memory_order_release,
+							      memory_order_relaxed))
+			;
 	}
-	cur = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
-	while (cur < pos->expect &&
-	       !atomic_compare_exchange_weak_explicit(&c->next_seq, &cur, pos->expect,
-						      memory_order_release, memory_order_relaxed))
-		;
 }
 
 /*
@@ -859,17 +960,66 @@ static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_
 	con_write(c, buf, len, atomic);
 }
 
+/*
+ * Read lane @i's next record into the position's slot for it, unless it
+ * holds one; what was lost on the way (and, after a takeover, between the
+ * last record accounted for and where the read began) goes into the
+ * lane's lost count, reported with its next record.
+ * Return: as pk__lanes_fill().
+ */
+static int fill_lane(struct pk_console *c, struct pk__con_pos *pos, unsigned i,
+		     const struct pk_ring_filter *f, uint64_t *skipped)
+{
+	struct pk__con_lane *l = &pos->l[i];
+	struct pk_lanes_lane *ml = &pos->mr.l[i];
+	uint64_t from = ml->rd.next;
+	int ret;
+
+	if (ml->have)
+		return 1;
+	ret = pk__lanes_fill(&pos->mr, i, f, skipped, NULL, &l->lost);
+	if (pos == &c->pos)
+		atomic_store_explicit(&c->undecided[i], pk__ring_undecided(&ml->rd),
+				      memory_order_relaxed);
+	if (l->counted_to < from)
+		pk__ring_lost_counted(ml->rd.ring, f, l->counted_to, from, &l->lost);
+	l->counted_to = ret == 1 ? pos->mr.buf[i].seq + 1 : ml->rd.next;
+	take_carry(l, f->max_level);
+	return ret;
+}
+
+/* A record of @rec's for @c: into @r, rendered. */
+static void make_record(struct pk_ring_rec *rec, struct pk_record *r)
+{
+	pk__rec_render(rec);
+	memset(r, 0, sizeof(*r));
+	r->seq = rec->seq;
+	r->ts_ns = rec->meta.ts_ns;
+	r->level = rec->meta.level;
+	r->tid = rec->meta.tid;
+	r->pid = rec->meta.pid;
+	r->flags = rec->meta.flags;
+	r->facility = rec->meta.facility;
+	r->text = rec->text;
+	r->len = rec->len;
+	r->module = rec->module[0] ? rec->module : NULL;
+	pk__rec_fields(rec, r);
+}
+
 enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 			   struct pk__con_scratch *scratch, bool atomic, uint32_t tid)
 {
-	struct pk_ring_rec *rec = scratch ? &scratch->rec : &c->rec;
 	char *buf = scratch ? scratch->buf : c->buf;
 	struct pk_format_opts fo = { 0 };
 	struct pk_ring_filter f;
+	struct pk_ring_rec *rec;
 	struct pk_record r;
 	struct pk_ring_lost lost = { 0, 0 };
-	uint64_t skipped = 0, from;
-	int ret;
+	struct pk__con_lane *l;
+	uint64_t skipped = 0;
+	unsigned i, n = pk__st.lanes.n;
+	bool again = false, moved = false;
+	int ch;
 
 	if (!pos)
 		pos = &c->pos;
@@ -888,41 +1038,50 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	/*
 	 * Records below the loglevel, and another process's records in a
 	 * shared store (a fork child's, or one of several programs writing one
-	 * file), are passed over without copying their text.
+	 * file), are passed over without copying their text, in every lane.
 	 */
 	con_filter(c, &f);
-	from = pos->rd.next;
-	ret = pk__ring_read_filtered(&pos->rd, rec, &f, &skipped, &lost);
-	if (pos == &c->pos)
-		atomic_store_explicit(&c->undecided, pk__ring_undecided(&pos->rd),
-				      memory_order_relaxed);
+	for (i = 0; i < n; i++)
+		if (fill_lane(c, pos, i, &f, &skipped) == -EAGAIN)
+			again = true;
 	if (skipped)
 		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
 	/*
-	 * What lies between the last record accounted for and where this
-	 * read began was lost too: (after a takeover) overwritten by the time
-	 * the position was taken over.
+	 * A lane that holds no record: what it passed over is accounted for
+	 * (filtered), and what it lost is reported now, in one notice for
+	 * all such lanes.
 	 */
-	if (pos->expect < from)
-		pk__ring_lost_counted(pos->rd.ring, &f, pos->expect, from, &lost);
-	take_carry(pos, f.max_level, &lost);
-	if (ret != 1) {
-		/* Nothing read; a record passed undecided earlier may be counted now. */
-		if (pos->rd.next <= pos->expect && !lost.counted)
+	for (i = 0; i < n; i++) {
+		l = &pos->l[i];
+		if (pos->mr.l[i].have || l->expect >= pos->mr.l[i].rd.next)
+			continue;
+		lost.counted += l->lost.counted;
+		lost.unknown += l->lost.unknown;
+		l->lost.counted = l->lost.unknown = 0;
+		l->expect = pos->mr.l[i].rd.next;
+		moved = true;
+	}
+	if (lost.counted) {
+		if (!still_ours(c, tid))
+			return PK_EMIT_LOST;
+		print_dropped(c, buf, &lost, fo.fmt, atomic);
+	}
+	ch = again ? -EAGAIN : pk__lanes_choose(&pos->mr);
+	if (ch < 0) {
+		if (!moved)
 			return PK_EMIT_NONE;
-		if (pos->rd.next > pos->expect)
-			pos->expect = pos->rd.next;
-		if (lost.counted) {
-			if (!still_ours(c, tid))
-				return PK_EMIT_LOST;
-			print_dropped(c, buf, &lost, fo.fmt, atomic);
-		}
 		if (!still_ours(c, tid))
 			return PK_EMIT_LOST;
 		publish(c, pos);
 		return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 	}
-	pos->expect = rec->seq + 1;
+	/* Lane ch's record goes out, after what its lane lost before it. */
+	rec = &pos->mr.buf[ch];
+	pos->mr.l[ch].have = false;
+	l = &pos->l[ch];
+	lost = l->lost;
+	l->lost.counted = l->lost.unknown = 0;
+	l->expect = rec->seq + 1;
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	/*
@@ -931,10 +1090,10 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 * Reported as its own drop notice, in the console's format.
 	 */
 	if (rec->meta.flags & PK__REC_LOSTNOTE) {
-		uint64_t n = pk__lost_note_count(rec, f.max_level);
+		uint64_t k = pk__lost_note_count(rec, f.max_level);
 
-		lost.counted += n;
-		lost.unknown += pk__lost_note_unknown(rec) < n ? pk__lost_note_unknown(rec) : n;
+		lost.counted += k;
+		lost.unknown += pk__lost_note_unknown(rec) < k ? pk__lost_note_unknown(rec) : k;
 		if (lost.counted)
 			print_dropped(c, buf, &lost, fo.fmt, atomic);
 		if (!still_ours(c, tid))
@@ -956,18 +1115,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 			return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 		}
 	}
-	pk__rec_render(rec);
-	r.seq = rec->seq;
-	r.ts_ns = rec->meta.ts_ns;
-	r.level = rec->meta.level;
-	r.tid = rec->meta.tid;
-	r.pid = rec->meta.pid;
-	r.flags = rec->meta.flags;
-	r.facility = rec->meta.facility;
-	r.text = rec->text;
-	r.len = rec->len;
-	r.module = rec->module[0] ? rec->module : NULL;
-	pk__rec_fields(rec, &r);
+	make_record(rec, &r);
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);
@@ -980,18 +1128,17 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 
 /*
  * pk__con_skip_filtered() - pass over the records @c filters, and those
- * lost that it would not have printed, up to its next record to print,
- * without writing anything.  The caller owns @c as
- * @tid.  A record to print, or a gap to report, is left where it is for
- * the console's printer.  Return: true if the position moved.
+ * lost that it would not have printed, up to each lane's next record to
+ * print, without writing anything.  The caller owns @c as @tid.  A record
+ * to print stays held in the console's position for its printer, and a
+ * gap to report stays counted for it.  Return: true if the position moved.
  */
 bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 {
-	struct pk__con_pos saved = c->pos;
 	struct pk_ring_filter f;
-	struct pk_ring_lost lost = { 0, 0 };
-	uint64_t skipped = 0, from = c->pos.rd.next;
-	int ret;
+	uint64_t skipped = 0;
+	unsigned i, n = pk__st.lanes.n;
+	bool moved = false;
 
 	/*
 	 * As pk__con_emit() counts them: records lost that the console would
@@ -999,35 +1146,52 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 	 * filtered ones; one it would have printed is a gap to report.
 	 */
 	con_filter(c, &f);
-	/* Records a store switch left out that it would have printed: a gap to report. */
-	take_carry(&c->pos, f.max_level, &lost);
-	if (lost.counted) {
-		c->pos = saved;
-		return false;
+	for (i = 0; i < n; i++) {
+		struct pk__con_lane *l = &c->pos.l[i];
+
+		fill_lane(c, &c->pos, i, &f, &skipped);
+		if (c->pos.mr.l[i].have || l->lost.counted || l->expect >= c->pos.mr.l[i].rd.next)
+			continue;
+		l->lost.unknown = 0;
+		l->expect = c->pos.mr.l[i].rd.next;
+		moved = true;
 	}
-	ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, &lost);
-	if (ret == 1)
-		c->pos.rd.next = c->rec.seq;	/* the printer writes it */
-	if (lost.counted || c->pos.expect != from || c->pos.rd.next == from) {
-		c->pos = saved;	/* not ours to consume */
-		return false;
-	}
-	atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
-	c->pos.expect = c->pos.rd.next;
-	if (!still_ours(c, tid))
+	if (skipped)
+		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
+	if (!moved || !still_ours(c, tid))
 		return false;
 	publish(c, &c->pos);
 	return true;
 }
 
-uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid)
+/* Would @c print held record @rec (its module filter)?  Lost notes count what they say. */
+static uint64_t left_of(struct pk_console *c, struct pk_ring_rec *rec, int max_level)
+{
+	char name[PK_RING_MOD_MAX];
+
+	if (rec->meta.flags & PK__REC_LOSTNOTE)
+		return pk__lost_note_count(rec, max_level);
+	if (!atomic_load_explicit(&c->modf_gen, memory_order_relaxed) ||
+	    modf_pass(c, pk__rec_module(rec, name) ? name : NULL))
+		return 1;
+	return 0;
+}
+
+uint64_t pk__con_give_up(struct pk_console *c, const struct pk__spos *head, uint32_t tid)
 {
 	struct pk_ring_lost lost = { 0, 0 };
 	struct pk_ring_filter f;
-	uint64_t skipped = 0, left = 0;
+	struct pk_ring_rec *rec;
+	uint64_t skipped = 0;
+	unsigned i, n = pk__st.lanes.n;
+	bool any = false;
 	int ret;
 
-	if (c->pos.expect >= head && !c->pos.has_carry)
+	for (i = 0; i < n; i++)
+		if (c->pos.l[i].expect < head->s[i] || c->pos.l[i].has_carry ||
+		    c->pos.l[i].lost.counted)
+			any = true;
+	if (!any)
 		return 0;
 	con_filter(c, &f);
 	/*
@@ -1035,37 +1199,44 @@ uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid)
 	 * the console's own filters (level, process, module), without
 	 * writing, and count those it would have printed and those lost on
 	 * the way, as a gap is counted.  Bounded: up to @head, a pass over
-	 * the store at most.
+	 * each lane at most.
 	 */
-	take_carry(&c->pos, f.max_level, &lost);
-	if (c->pos.expect < c->pos.rd.next)
-		pk__ring_lost_counted(c->pos.rd.ring, &f, c->pos.expect, c->pos.rd.next, &lost);
-	c->pos.rd.stall_limit_ns = 0;	/* a record still in progress now is not waited for */
-	while (c->pos.rd.next < head &&
-	       (ret = pk__ring_read_filtered(&c->pos.rd, &c->rec, &f, &skipped, &lost)) != 0) {
-		if (ret < 0)
-			continue;
-		if (c->rec.seq >= head) {
-			c->pos.rd.next = c->rec.seq;
-			break;
-		}
-		if (!(c->rec.meta.flags & PK__REC_LOSTNOTE)) {
-			char name[PK_RING_MOD_MAX];
+	for (i = 0; i < n; i++) {
+		struct pk__con_lane *l = &c->pos.l[i];
+		struct pk_lanes_lane *ml = &c->pos.mr.l[i];
 
-			if (!atomic_load_explicit(&c->modf_gen, memory_order_relaxed) ||
-			    modf_pass(c, pk__rec_module(&c->rec, name) ? name : NULL))
-				left++;
-		} else {
-			lost.counted += pk__lost_note_count(&c->rec, f.max_level);
+		take_carry(l, f.max_level);
+		ml->rd.stall_limit_ns = 0;	/* a record still in progress now is not waited for */
+		rec = &c->pos.mr.buf[i];
+		if (ml->have) {
+			ml->have = false;
+			if (rec->seq < head->s[i])
+				lost.counted += left_of(c, rec, f.max_level);
+			ml->rd.next = rec->seq + 1;
+			l->counted_to = ml->rd.next;
 		}
+		if (l->counted_to < ml->rd.next)
+			pk__ring_lost_counted(ml->rd.ring, &f, l->counted_to, ml->rd.next, &l->lost);
+		while (ml->rd.next < head->s[i] &&
+		       (ret = pk__ring_read_filtered(&ml->rd, rec, &f, &skipped, &l->lost)) != 0) {
+			if (ret < 0)
+				continue;
+			if (rec->seq >= head->s[i]) {
+				ml->rd.next = rec->seq;
+				break;
+			}
+			lost.counted += left_of(c, rec, f.max_level);
+		}
+		lost.counted += l->lost.counted;
+		lost.unknown += l->lost.unknown;
+		l->lost.counted = l->lost.unknown = 0;
+		l->expect = l->counted_to = ml->rd.next;
 	}
-	lost.counted += left;
 	if (!still_ours(c, tid))
 		return 0;
 	if (lost.counted)
 		print_dropped(c, c->buf, &lost, atomic_load_explicit(&c->fmt, memory_order_relaxed),
 			      c->ops->write_atomic != NULL);
-	c->pos.expect = c->pos.rd.next;
 	publish(c, &c->pos);
 	return lost.counted;
 }
@@ -1154,7 +1325,7 @@ void pk__con_atfork_parent(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-void pk__con_atfork_child(uint64_t head)
+void pk__con_atfork_child(const struct pk__spos *head)
 {
 	const struct pk__con_owner_ops *oo = atomic_load_explicit(&owner_ops, memory_order_acquire);
 	struct pk_console *c;
@@ -1169,8 +1340,7 @@ void pk__con_atfork_child(uint64_t head)
 			if (oo)
 				oo->reset(&c->own);
 			pk__con_pos_init(&c->pos, head, false);
-			atomic_store_explicit(&c->next_seq, c->pos.expect, memory_order_relaxed);
-			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
+			publish_all(c, memory_order_relaxed);
 		}
 	}
 }

@@ -20,22 +20,32 @@
 /* PK_MAX_CONSOLES: printk/console.h */
 
 /*
- * Where a printer is in the store for one console: the reader and the seq
- * after the last record accounted for (printed, filtered or reported
- * dropped).  The console's own position belongs to whoever owns the
- * console; after a hostile takeover the new owner works on a private copy
- * instead, so that the old owner, which may come back from write() at any
- * time, and the new one never share one.
+ * Where a printer is in the store for one console, lane by lane: the
+ * lane's seq after the last record accounted for (printed, filtered or
+ * reported dropped), and what was counted lost before the lane's next
+ * record and is reported with it.  The reader (ring readers, the record
+ * each lane holds, the watermark: store/lanes.h) merges the lanes.  The
+ * console's own position belongs to whoever owns the console; after a
+ * hostile takeover the new owner works on a private one instead, so that
+ * the old owner, which may come back from write() at any time, and the
+ * new one never share one.
  */
-struct pk__con_pos {
-	struct pk_ring_reader rd;
+struct pk__con_lane {
 	uint64_t expect;
+	uint64_t counted_to;		/* losses before this seq are in @lost or reported */
+	struct pk_ring_lost lost;	/* counted, reported before the lane's next record */
 	/*
 	 * Records a store switch left out before the console's first copied
-	 * record (store/life.c, map_seq()): reported by the next read.
+	 * record in this lane (store/life.c, map_pos()): reported by the next
+	 * read.
 	 */
 	struct pk__lost_note carry;
 	bool has_carry;
+};
+
+struct pk__con_pos {
+	struct pk_lanes_reader mr;	/* mr.buf: a record per lane, the position's owner's */
+	struct pk__con_lane l[PK_LANES_MAX];
 };
 
 #define PK_CON_MODULES_MAX	255
@@ -54,14 +64,15 @@ struct pk_console {
 
 	/* Owner only (whoever holds @own). */
 	struct pk__con_pos pos;
-	struct pk_ring_rec rec;
+	struct pk_ring_rec *recs;	/* pos.mr.buf: PK_LANES_MAX records, allocated */
 	char buf[PK_FORMAT_MAX];
 
 	/* Read by anyone. */
-	_Atomic uint64_t next_seq;	/* mirrors pos.expect */
+	_Atomic uint64_t next_seq[PK_LANES_MAX];	/* mirrors pos.l[lane].expect */
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
 	_Atomic uint64_t unattributed;	/* of dropped: owner or level unknown */
-	_Atomic uint64_t undecided;	/* pk__ring_undecided(&pos.rd), UINT64_MAX: none */
+	/* pk__ring_undecided() of each lane's reader, UINT64_MAX: none */
+	_Atomic uint64_t undecided[PK_LANES_MAX];
 
 	/*
 	 * Module filter (pk_console_set_modules(), console.c "MODULE
@@ -73,9 +84,8 @@ struct pk_console {
 	char modf[PK_CON_MODF_SLOTS][PK_CON_MODULES_MAX + 1];
 };
 
-/* Scratch space for printing without the console's own buffers (takeover). */
+/* Scratch space for printing without the console's own buffer (takeover). */
 struct pk__con_scratch {
-	struct pk_ring_rec rec;
 	char buf[PK_FORMAT_MAX];
 };
 
@@ -111,11 +121,15 @@ int pk__con_replace_config(const char *spec);
 /* Call @fn on every registered console with the registry lock held. */
 void pk__con_each_locked(void (*fn)(struct pk_console *c));
 /* Every console's position moves to a new store: @map(old next_seq). */
-void pk__con_rebase(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
-				    bool *has_carry),
+void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
+				struct pk__lost_note *carry, bool *has_carry),
 		    void *arg);
 /* The registered consoles' next_seq, at most @max of them into @out.  Return: how many. */
-unsigned pk__con_positions(uint64_t *out, unsigned max);
+unsigned pk__con_positions(struct pk__spos *out, unsigned max);
+/* @c's published position (next_seq of each lane) into @out. */
+void pk__con_next(struct pk_console *c, struct pk__spos *out);
+/* The sum of @c's published lane positions: it only grows (progress). */
+uint64_t pk__con_progress(struct pk_console *c);
 /* The global console loglevel (pk_set_loglevel()) and the local UTC offset. */
 void pk__con_set_global_loglevel(int loglevel);
 /*
@@ -172,19 +186,24 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid);
  * it leaves (one drop notice, counted in its `dropped'), and move it to
  * @head.  The caller owns @c as @tid.  Return: the records counted.
  */
-uint64_t pk__con_give_up(struct pk_console *c, uint64_t head, uint32_t tid);
+uint64_t pk__con_give_up(struct pk_console *c, const struct pk__spos *head, uint32_t tid);
 
 /*
  * Set @pos to start at @seq (nothing before it is this console's
  * business).  @count_gap: records from @seq on that are no longer in the
  * store are reported as dropped (a takeover); else it starts at the oldest.
  */
-void pk__con_pos_init(struct pk__con_pos *pos, uint64_t seq, bool count_gap);
+void pk__con_pos_init(struct pk__con_pos *pos, const struct pk__spos *seq, bool count_gap);
 
-/* Is a record (or a gap) readable for @c right now? */
+/* Is a record (or a gap) readable for @c right now, in some lane? */
 bool pk__con_pending(struct pk_console *c);
-/* Has @c still to account for records before @seq (readable or not)? */
-bool pk__con_behind(struct pk_console *c, uint64_t seq);
+/*
+ * Has @c still to account for records before @target (readable or not),
+ * in some lane?  NULL: the store's heads now.
+ */
+bool pk__con_behind(struct pk_console *c, const struct pk__spos *target);
+/* Has @c still to account for record @seq of @lane? */
+bool pk__con_behind_seq(struct pk_console *c, unsigned lane, uint64_t seq);
 
 /* The highest loglevel in effect on any console (cached; any context). */
 int pk__con_max_loglevel(void);
@@ -203,7 +222,7 @@ void pk__share_reset(void);
  * parent's records before @head are the parent's to print: every console
  * starts at @head.
  */
-void pk__con_atfork_child(uint64_t head);
+void pk__con_atfork_child(const struct pk__spos *head);
 void pk__con_atfork_prepare(void);
 void pk__con_atfork_parent(void);
 

@@ -42,6 +42,7 @@ struct pk__thread {
 	char open_prefix[PK__MOD_MAX];	/* and the prefix (pk__mod_prefix()) */
 	bool mod_dropped;	/* a module's level dropped this thread's last line */
 	uint64_t open_seq;
+	unsigned open_lane;	/* the lane of open_seq */
 	/*
 	 * Inside a console's write() on this thread (nesting depth), and the
 	 * first record stored from there since this thread began printing:
@@ -49,6 +50,7 @@ struct pk__thread {
 	 */
 	int in_console;
 	uint64_t recurse_seq;
+	unsigned recurse_lane;	/* the lane of recurse_seq */
 	/*
 	 * The console whose driver this thread is inside (the innermost), or
 	 * NULL: a crash there must not have the crash handler call that same
@@ -65,6 +67,7 @@ struct pk__thread {
 	 */
 	unsigned wdepth;
 	uint64_t wseq[4];
+	unsigned wlane[4];	/* the lane of wseq[i] */
 	uint32_t open_gen;	/* pk__st.store_gen when open_seq was stored */
 	unsigned gate_depth;	/* store gates this thread is inside (pk__gates_quiesce) */
 	uint64_t gate_by_slot;	/* bit d: its entry at depth d went through its slot */
@@ -77,8 +80,8 @@ struct pk__thread {
 
 #define PK__NO_SEQ UINT64_MAX
 
-/* The lowest seq this thread left in progress, or PK__NO_SEQ. */
-uint64_t pk__self_inflight(void);
+/* The lowest seq this thread left in progress in @lane, or PK__NO_SEQ. */
+uint64_t pk__self_inflight(unsigned lane);
 
 extern PK__TLS struct pk__thread pk__self;
 
@@ -130,8 +133,8 @@ extern struct pk__global pk__g;
 
 #define PK__NO_SEQ UINT64_MAX
 
-/* The lowest seq this thread left in progress, or PK__NO_SEQ. */
-uint64_t pk__self_inflight(void);
+/* The lowest seq this thread left in progress in @lane, or PK__NO_SEQ. */
+uint64_t pk__self_inflight(unsigned lane);
 
 uint32_t pk__tid(void);
 /*

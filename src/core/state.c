@@ -110,13 +110,13 @@ uint64_t pk__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t pk__self_inflight(void)
+uint64_t pk__self_inflight(unsigned lane)
 {
 	uint64_t min = PK__NO_SEQ;
 	unsigned i, n = pk__self.wdepth;
 
 	for (i = 0; i < n && i < PK__ARRAY_SIZE(pk__self.wseq); i++)
-		if (pk__self.wseq[i] < min)
+		if (pk__self.wlane[i] == lane && pk__self.wseq[i] < min)
 			min = pk__self.wseq[i];
 	return min;
 }

@@ -169,7 +169,7 @@ struct printer {
 struct stint {
 	bool handoff;		/* mark records active, hand over to a waiter */
 	uint64_t budget_ns;	/* pass the rest to the rescue thread after this */
-	uint64_t target;	/* stop once every console reached it */
+	const struct pk__spos *target;	/* stop once every console reached it (all_seqs: never) */
 	uint64_t deadline;	/* stop at this time (0: none) */
 };
 
@@ -178,10 +178,10 @@ static struct {
 	_Atomic uint64_t budget_ns;
 	struct pk__conlock lock;
 	_Atomic uint64_t lag_limit;	/* fl:E: filtered records before taking part */
-	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
-	_Atomic uint64_t stall_seq;	/* fl:D: a holder left at this record */
+	_Atomic uint64_t low_water[PK_LANES_MAX];	/* the slowest console's next_seq (a hint) */
+	_Atomic uint64_t stall_seq[PK_LANES_MAX];	/* fl:D: a holder left at this record */
 	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES];	/* fl:I: next_seq + 1, a helper gave up */
-	uint64_t fork_head;		/* seq_head when fork() began */
+	struct pk__spos fork_head;	/* seq_head of every lane when fork() began */
 
 	/* the rescue thread (handoff and legacy) */
 	pthread_t rescue_thread;
@@ -197,6 +197,29 @@ static struct {
 	_Atomic uint64_t takeovers;
 	_Atomic uint64_t dead_consoles;	/* consoles taken from a thread that was gone */
 } F;
+
+/* A target no console reaches: print until nothing is pending. */
+static const struct pk__spos all_seqs = { { [0 ... PK_LANES_MAX - 1] = UINT64_MAX } };
+
+/* Every lane's stall_seq to @v (no writer stores meanwhile, or a hint). */
+static void stall_reset(void)
+{
+	unsigned i;
+
+	for (i = 0; i < PK_LANES_MAX; i++)
+		atomic_store_explicit(&F.stall_seq[i], PK__NO_SEQ, memory_order_relaxed);
+}
+
+/* Is a holder stalled in some lane (fl:D)? */
+static bool stalled_any(memory_order mo)
+{
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++)
+		if (atomic_load_explicit(&F.stall_seq[i], mo) != PK__NO_SEQ)
+			return true;
+	return false;
+}
 
 /*
  * Never freed: a writer may hold a pointer to one while its console goes,
@@ -311,7 +334,7 @@ static uint64_t con_pending(struct pk_console *c, uint64_t arg)
 
 static uint64_t con_behind(struct pk_console *c, uint64_t target)
 {
-	return pk__con_behind(c, target);
+	return pk__con_behind(c, (const struct pk__spos *)(uintptr_t)target);
 }
 
 static uint64_t con_wake(struct pk_console *c, uint64_t arg)
@@ -331,32 +354,39 @@ static void wake_printers(void)
 	each_console(con_wake, 0);
 }
 
-/* The slowest console's position, for low_water.  Any context. */
-static uint64_t slowest(void)
+/* The slowest console's position in each lane, for low_water (UINT64_MAX: none).  Any context. */
+static void slowest(struct pk__spos *min)
 {
 	struct pk_console *c;
-	uint64_t min = UINT64_MAX, v;
+	uint64_t v;
+	unsigned l;
 	int i;
 
+	for (l = 0; l < PK_LANES_MAX; l++)
+		min->s[l] = UINT64_MAX;
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		v = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
-		if (v < min)
-			min = v;
+		for (l = 0; l < pk__st.lanes.n; l++) {
+			v = atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+			if (v < min->s[l])
+				min->s[l] = v;
+		}
 		pk__con_put(i);
 	}
-	return min;
 }
 
 static void update_low_water(void)
 {
-	uint64_t v = slowest();
+	struct pk__spos v;
+	unsigned l;
 
+	slowest(&v);
 	/* LMM(fl:E) */
-	if (v != UINT64_MAX)
-		atomic_store_explicit(&F.low_water, v, memory_order_relaxed);
+	for (l = 0; l < pk__st.lanes.n; l++)
+		if (v.s[l] != UINT64_MAX)
+			atomic_store_explicit(&F.low_water[l], v.s[l], memory_order_relaxed);
 }
 
 static void kick_rescue(void)
@@ -376,38 +406,51 @@ static void kick_rescue(void)
 static bool recursion_reached(struct pk_console *c)
 {
 	return pk__self.recurse_seq != PK__NO_SEQ &&
-	       !pk__con_behind(c, pk__self.recurse_seq);
+	       !pk__con_behind_seq(c, pk__self.recurse_lane, pk__self.recurse_seq);
 }
 
-/* The lowest position of a console behind the store's head, or PK__NO_SEQ. */
-static uint64_t behind_head(void)
+/* Lower lane @lane's stall_seq to @seq (fl:D). */
+static void stall_at(unsigned lane, uint64_t seq)
 {
-	uint64_t head = pk__ring_next_seq(&pk__st.ring), min = slowest();
-
-	return min < head ? min : PK__NO_SEQ;
-}
-
-/* Lower stall_seq to @seq (fl:D). */
-static void stall_at(uint64_t seq)
-{
-	uint64_t cur = atomic_load_explicit(&F.stall_seq, memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&F.stall_seq[lane], memory_order_relaxed);
 
 	/* LMM(fl:D) */
-	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.stall_seq, &cur, seq,
+	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.stall_seq[lane], &cur, seq,
 								   memory_order_seq_cst,
 								   memory_order_relaxed))
 		;
 }
 
-/* A stint got past @seq: the stall there (if any) is over. */
-static void stall_clear(uint64_t upto)
+/* A stint got past @upto in @lane: the stall there (if any) is over. */
+static void stall_clear(unsigned lane, uint64_t upto)
 {
-	uint64_t cur = atomic_load_explicit(&F.stall_seq, memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&F.stall_seq[lane], memory_order_relaxed);
 
-	while (cur < upto && !atomic_compare_exchange_weak_explicit(&F.stall_seq, &cur, PK__NO_SEQ,
+	while (cur < upto && !atomic_compare_exchange_weak_explicit(&F.stall_seq[lane], &cur,
+								    PK__NO_SEQ,
 								    memory_order_seq_cst,
 								    memory_order_relaxed))
 		;
+}
+
+/*
+ * Mark a stall in every lane where some console is behind the lane's
+ * head (fl:D).  Return: whether there was one.
+ */
+static bool stall_behind_head(void)
+{
+	struct pk__spos min;
+	unsigned l;
+	bool any = false;
+
+	slowest(&min);
+	for (l = 0; l < pk__st.lanes.n; l++) {
+		if (min.s[l] < pk__ring_next_seq(pk__lane(l))) {
+			stall_at(l, min.s[l]);
+			any = true;
+		}
+	}
+	return any;
 }
 
 /*
@@ -420,17 +463,21 @@ static void console_unlock(const struct stint *stint)
 {
 	struct stint s = *stint, *st = &s;
 	uint32_t tid = pk__tid();
-	uint64_t t0 = pk__now_ns(), t1, spent = 0, printed = 0, stalled, head, pos;
-	bool progress, bounded_out = false;
+	uint64_t t0 = pk__now_ns(), t1, spent = 0, printed = 0, head, pos;
+	struct pk__spos stalled;
+	bool progress, bounded_out = false, any_stall;
 	struct pk_console *c;
 	enum pk__emit r;
+	unsigned l;
 	int i;
 
 	pk__self.recurse_seq = PK__NO_SEQ;
 again:
 	for (;;) {
 		progress = false;
-		stalled = PK__NO_SEQ;
+		any_stall = false;
+		for (l = 0; l < PK_LANES_MAX; l++)
+			stalled.s[l] = PK__NO_SEQ;
 		if ((st->deadline && pk__now_ns() >= st->deadline) ||
 		    (pk__self.printer && atomic_load_explicit(&F.rescue_stop, memory_order_relaxed)) ||
 		    pk__switch_pending()) {
@@ -462,10 +509,20 @@ again:
 			if (st->budget_ns && r != PK_EMIT_SKIPPED)
 				spent += pk__now_ns() - t1;
 			if (r == PK_EMIT_NONE) {
-				head = pk__ring_next_seq(&pk__st.ring);
-				pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
-				if (pos < head && pos < stalled)
-					stalled = pos;	/* a record in progress */
+				/*
+				 * A record in progress (in a lane, or holding up
+				 * the merge of the others): every lane behind its
+				 * head may be the one.
+				 */
+				for (l = 0; l < pk__st.lanes.n; l++) {
+					head = pk__ring_next_seq(pk__lane(l));
+					pos = atomic_load_explicit(&c->next_seq[l],
+								   memory_order_relaxed);
+					if (pos < head && pos < stalled.s[l]) {
+						stalled.s[l] = pos;
+						any_stall = true;
+					}
+				}
 			} else {
 				progress = true;
 			}
@@ -502,10 +559,17 @@ again:
 	}
 unlock:
 	/* LMM(fl:D) */
-	if (stalled != PK__NO_SEQ)
-		stall_at(stalled);
-	else if (!bounded_out)
-		stall_clear(slowest());
+	if (any_stall) {
+		for (l = 0; l < pk__st.lanes.n; l++)
+			if (stalled.s[l] != PK__NO_SEQ)
+				stall_at(l, stalled.s[l]);
+	} else if (!bounded_out) {
+		struct pk__spos min;
+
+		slowest(&min);
+		for (l = 0; l < pk__st.lanes.n; l++)
+			stall_clear(l, min.s[l]);
+	}
 	update_low_water();
 	pk__cl_unlock(&F.lock, tid);
 	if (pk__panicking())
@@ -519,7 +583,7 @@ unlock:
 	 * At a record in progress the rescue thread retries, unless the
 	 * record's writer takes over first (fl:D).
 	 */
-	if (stalled != PK__NO_SEQ)
+	if (any_stall)
 		kick_rescue();
 	/* LMM(fl:B), LMM(fl:D) */
 	if (!pending_any()) {
@@ -529,21 +593,19 @@ unlock:
 		 * it by a caller that found us holding the lock (found by the
 		 * SPIN model, F4): mark the stall now, then look once more.
 		 */
-		pos = behind_head();
-		if (pos == PK__NO_SEQ)
+		if (!stall_behind_head())
 			goto out;
-		stall_at(pos);
 		kick_rescue();
 		if (!pending_any())
 			goto out;
 	}
-	if (st->target != UINT64_MAX && rescue_on()) {
+	if (st->target != &all_seqs && rescue_on()) {
 		/* A flush reached its target: what came since is the rescuer's. */
 		kick_rescue();
 		goto out;
 	}
 	if (pk__cl_trylock(&F.lock, tid, false)) {
-		st->target = UINT64_MAX;	/* nobody else will: go on, to the deadline */
+		st->target = &all_seqs;	/* nobody else will: go on, to the deadline */
 		goto again;
 	}
 out:
@@ -552,7 +614,7 @@ out:
 		note_max(&F.max_call_records, printed);
 }
 
-static const struct stint stint_unbounded = { false, 0, UINT64_MAX, 0 };
+static const struct stint stint_unbounded = { false, 0, &all_seqs, 0 };
 
 /*
  * Take each console that thread @dead owned (it is gone: pk__tid_gone)
@@ -574,14 +636,19 @@ static unsigned reap_consoles(uint32_t dead, uint32_t tid)
 			continue;
 		if (pk__own_owner(&c->own) == dead && pk__own_reap(&c->own, dead, tid)) {
 			/* A store switch's count not reported yet stays with the console. */
-			struct pk__lost_note carry = c->pos.carry;
-			bool has_carry = c->pos.has_carry;
+			struct pk__con_lane keep[PK_LANES_MAX];
+			struct pk__spos next;
+			unsigned l;
 
-			pk__con_pos_init(&c->pos, atomic_load_explicit(&c->next_seq,
-								       memory_order_acquire), true);
-			c->pos.carry = carry;
-			c->pos.has_carry = has_carry;
-			atomic_store_explicit(&c->undecided, UINT64_MAX, memory_order_relaxed);
+			memcpy(keep, c->pos.l, sizeof(keep));
+			pk__con_next(c, &next);
+			pk__con_pos_init(&c->pos, &next, true);
+			for (l = 0; l < pk__st.lanes.n; l++) {
+				c->pos.l[l].carry = keep[l].carry;
+				c->pos.l[l].has_carry = keep[l].has_carry;
+				atomic_store_explicit(&c->undecided[l], UINT64_MAX,
+						      memory_order_relaxed);
+			}
 			pk__own_release(&c->own, tid);
 			n++;
 		}
@@ -632,7 +699,7 @@ static bool reap_dead(uint32_t tid, bool consoles)
  * record left to a holder or a printer that dies with them would be lost.
  */
 static _Atomic bool exit_sync;
-static int flush_until(uint64_t target, int timeout_ms, int stall_ms);
+static int flush_until(const struct pk__spos *target, int timeout_ms, int stall_ms);
 
 void pk__flush_note_open(void)
 {
@@ -665,7 +732,7 @@ static uint64_t finalize_open(uint64_t poll_ns)
 		/* LMM(fl:F) */
 		if (atomic_compare_exchange_weak_explicit(&F.open_at, &at, 0, memory_order_relaxed,
 							  memory_order_relaxed)) {
-			pk__ring_finalize_last(&pk__st.ring);
+			pk__store_finalize_last();
 			if (mode_now() == PK_MODE_THREAD)
 				wake_printers();	/* each printer its console */
 			break;
@@ -701,8 +768,7 @@ static void *rescue_main(void *arg)
 		w = atomic_load_explicit(&F.rescue_wake, memory_order_acquire);
 		atomic_store_explicit(&F.rescue_sleeping, 1, memory_order_seq_cst);
 		poll = finalize_open(RESCUE_POLL_NS);
-		if ((!pending_any() &&
-		     atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) == PK__NO_SEQ) ||
+		if ((!pending_any() && !stalled_any(memory_order_seq_cst)) ||
 		    pk__panicking() ||
 		    (!pk__cl_trylock(&F.lock, tid, true) && !reap_dead(tid, false))) {
 			pk__futex_wait(&F.rescue_wake, w, poll);
@@ -711,7 +777,7 @@ static void *rescue_main(void *arg)
 		}
 		atomic_store_explicit(&F.rescue_sleeping, 0, memory_order_relaxed);
 		console_unlock(&stint_unbounded);
-		if (atomic_load_explicit(&F.stall_seq, memory_order_relaxed) != PK__NO_SEQ)
+		if (stalled_any(memory_order_relaxed))
 			pk__futex_wait(&F.rescue_wake, w, RESCUE_POLL_NS / 10);
 	}
 	return NULL;
@@ -753,11 +819,11 @@ static void *printer_main(void *arg)
 			 * poll, soon: records after it may be overwritten
 			 * meanwhile (the reader gives it up when they would be).
 			 */
-			if (pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) && poll > STALL_POLL_NS)
+			if (pk__con_behind(c, NULL) && poll > STALL_POLL_NS)
 				poll = STALL_POLL_NS;
 			pk__futex_wait(&p->wake, w, poll);
 			atomic_store_explicit(&p->sleeping, 0, memory_order_relaxed);
-			if (!pk__con_pending(c) && pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) &&
+			if (!pk__con_pending(c) && pk__con_behind(c, NULL) &&
 			    pk__own_try(&c->own, tid)) {
 				/* Let the reader time out an abandoned record. */
 				pk__con_emit(c, NULL, NULL, false, tid);
@@ -788,6 +854,16 @@ static void *printer_main(void *arg)
 			break;
 		if (r == PK_EMIT_PRINTED)
 			atomic_fetch_add_explicit(&F.thread_records, 1, memory_order_relaxed);
+		/*
+		 * Readable but nothing out: a record held while another lane's
+		 * record in progress could still come before it (lanes.c).
+		 * Look again after a short poll, as at a record in progress.
+		 */
+		if (r == PK_EMIT_NONE) {
+			struct timespec stall = { 0, STALL_POLL_NS };
+
+			nanosleep(&stall, NULL);
+		}
 	}
 	return NULL;
 }
@@ -892,6 +968,7 @@ static const struct pk__con_hooks hooks = { hook_added, hook_removing, hook_kick
 
 static struct pk__con_scratch takeover_scratch;
 static struct pk__con_pos takeover_pos;
+static struct pk_ring_rec takeover_recs[PK_LANES_MAX];
 
 /* How long a panic has waited for records in progress, in all. */
 struct panic_wait {
@@ -923,15 +1000,17 @@ struct panic_wait {
  * (fl:C): our seq_cst release then seq_cst look at the store, against its
  * seq_cst commit then seq_cst look at the owner; one of us sees the other.
  */
-static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, uint64_t target,
-		      struct panic_wait *pw)
+static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio,
+		      const struct pk__spos *target, struct panic_wait *pw)
 {
 	bool panic = prio == PK_PRIO_PANIC;
 	struct timespec nap = { 0, 100000 };
 	struct pk__con_scratch *scratch;
 	struct pk__con_pos *pos;
 	bool unsafe, atomic, released;
+	struct pk__spos next;
 	enum pk__emit r;
+	unsigned l;
 	int ret, printed = 0;
 
 	do {
@@ -953,12 +1032,16 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 		if (unsafe) {
 			scratch = &takeover_scratch;
 			pos = &takeover_pos;
-			pk__con_pos_init(pos, atomic_load_explicit(&c->next_seq,
-								   memory_order_acquire), true);
+			pos->mr.buf = takeover_recs;
+			pk__con_next(c, &next);
+			pk__con_pos_init(pos, &next, true);
 		}
 		if (panic) {
-			pos->rd.skip_seq = pk__self_inflight();
-			pos->rd.stall_limit_ns = pw->spent_ns < PANIC_STALL_ALL_NS ? PANIC_STALL_NS : 0;
+			for (l = 0; l < pk__st.lanes.n; l++) {
+				pos->mr.l[l].rd.skip_seq = pk__self_inflight(l);
+				pos->mr.l[l].rd.stall_limit_ns =
+					pw->spent_ns < PANIC_STALL_ALL_NS ? PANIC_STALL_NS : 0;
+			}
 		}
 		atomic = c->ops->write_atomic != NULL;
 		while (pk__own_owner(&c->own) == tid && pk__con_behind(c, target)) {
@@ -970,13 +1053,13 @@ static int direct_one(struct pk_console *c, uint32_t tid, enum pk__prio prio, ui
 			if (r == PK_EMIT_LOST || !panic)
 				break;
 			/* Nothing readable: caught up, or a record in progress. */
-			if (!pk__con_behind(c, pk__ring_next_seq(&pk__st.ring)) ||
-			    pw->spent_ns >= 4 * PANIC_STALL_ALL_NS)
+			if (!pk__con_behind(c, NULL) || pw->spent_ns >= 4 * PANIC_STALL_ALL_NS)
 				break;
 			nanosleep(&nap, NULL);
 			pw->spent_ns += 100000;
 			if (pw->spent_ns >= PANIC_STALL_ALL_NS)
-				pos->rd.stall_limit_ns = 0;	/* skip the rest at once */
+				for (l = 0; l < pk__st.lanes.n; l++)	/* skip the rest at once */
+					pos->mr.l[l].rd.stall_limit_ns = 0;
 		}
 		/* LMM(fl:C) */
 		released = ret >= 0 && pk__own_release(&c->own, tid);
@@ -1045,7 +1128,7 @@ static void panic_faulted(int i, struct pk_console *c)
 }
 
 /* direct_one() for a panic, under the guard; @last: the second pass. */
-static int panic_one(int i, struct pk_console *c, uint32_t tid, uint64_t target,
+static int panic_one(int i, struct pk_console *c, uint32_t tid, const struct pk__spos *target,
 		     struct panic_wait *pw, bool last)
 {
 	int in_console = pk__self.in_console;
@@ -1072,11 +1155,16 @@ int pk__flush_direct(enum pk__prio prio)
 {
 	uint32_t tid = pk__tid();
 	bool panic = prio == PK_PRIO_PANIC;
-	uint64_t target = panic ? UINT64_MAX : pk__ring_next_seq(&pk__st.ring);
+	struct pk__spos heads;
+	const struct pk__spos *target = &all_seqs;
 	struct panic_wait pw = { 0 };
 	struct pk_console *c;
 	int i, pass, printed = 0;
 
+	if (!panic) {
+		pk__store_heads(&heads);
+		target = &heads;
+	}
 	/* A panic's second pass: the console the crash happened in, last. */
 	for (pass = 0; pass < (panic ? 2 : 1); pass++) {
 		for (i = 0; i < PK_MAX_CONSOLES; i++) {
@@ -1100,13 +1188,15 @@ int pk__flush_direct(enum pk__prio prio)
 	return printed;
 }
 
-bool pk__flush_seqs_intact(uint64_t first, uint64_t last)
+bool pk__flush_seqs_intact(unsigned lane, uint64_t first, uint64_t last)
 {
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t want = first;
 
-	pk__ring_reader_init(&rd, &pk__st.ring, false);
+	if (lane >= pk__st.lanes.n)
+		return false;
+	pk__ring_reader_init(&rd, pk__lane(lane), false);
 	rd.next = first;
 	rd.stall_limit_ns = 0;
 	while (want <= last && pk__ring_read(&rd, &rec) == 1 && rec.seq == want)
@@ -1164,23 +1254,23 @@ void pk__flush_write_all(const char *buf, size_t len)
 
 /* ---- the entry points ---- */
 
-/* Is @seq lag_limit or more ahead of the slowest console (fl:E)? */
-static bool lagging(uint64_t seq)
+/* Is @seq of @lane lag_limit or more ahead of the slowest console there (fl:E)? */
+static bool lagging(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:E) */
-	uint64_t low = atomic_load_explicit(&F.low_water, memory_order_relaxed);
+	uint64_t low = atomic_load_explicit(&F.low_water[lane], memory_order_relaxed);
 
 	return seq > low &&
 	       seq - low >= atomic_load_explicit(&F.lag_limit, memory_order_relaxed);
 }
 
 /* Must a caller whose record no console prints take part anyway? */
-static bool must_take_part(uint64_t seq)
+static bool must_take_part(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:D) */
-	if (atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) <= seq)
+	if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) <= seq)
 		return true;
-	return lagging(seq);
+	return lagging(lane, seq);
 }
 
 /*
@@ -1207,7 +1297,7 @@ static bool must_take_part(uint64_t seq)
 /* Have @c's next record printed (it is one to print, or a gap to report). */
 static void nudge(struct pk_console *c, uint32_t tid)
 {
-	struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
+	struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, &all_seqs, 0 };
 
 	if (mode_now() == PK_MODE_THREAD) {
 		wake_printer(atomic_load_explicit(&printers[c->slot], memory_order_acquire));
@@ -1217,14 +1307,14 @@ static void nudge(struct pk_console *c, uint32_t tid)
 	}
 }
 
-static void help_one(struct pk_console *c, uint64_t seq, uint32_t tid)
+static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t tid)
 {
 	_Atomic uint64_t *stuck = &F.help_stuck[c->slot];
 	uint64_t pos, last = PK__NO_SEQ, t0 = 0, t_moved = 0, now;
 	unsigned batches = 0;
 
 	for (;;) {
-		pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+		pos = atomic_load_explicit(&c->next_seq[lane], memory_order_relaxed);
 		/* LMM(fl:E) */
 		if (pos >= seq || batches >= HELP_BATCHES ||
 		    seq - pos < atomic_load_explicit(&F.lag_limit, memory_order_relaxed) / 2)
@@ -1265,7 +1355,7 @@ static void help_one(struct pk_console *c, uint64_t seq, uint32_t tid)
 	}
 }
 
-static void help_skip(uint64_t seq, uint32_t tid)
+static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 {
 	struct pk_console *c;
 	int i;
@@ -1274,7 +1364,7 @@ static void help_skip(uint64_t seq, uint32_t tid)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		help_one(c, seq, tid);
+		help_one(c, lane, seq, tid);
 		pk__con_put(i);
 	}
 	update_low_water();
@@ -1283,7 +1373,7 @@ static void help_skip(uint64_t seq, uint32_t tid)
 static void print_as_mode(uint32_t tid)
 {
 	enum pk__cl_result r;
-	struct stint st = { false, 0, UINT64_MAX, 0 };
+	struct stint st = { false, 0, &all_seqs, 0 };
 
 	switch (mode_now()) {
 	case PK_MODE_THREAD:
@@ -1305,7 +1395,7 @@ static void print_as_mode(uint32_t tid)
 	}
 }
 
-void pk__flush_after_store(int level, uint64_t seq)
+void pk__flush_after_store(int level, unsigned lane, uint64_t seq)
 {
 	int cancel;
 
@@ -1319,19 +1409,22 @@ void pk__flush_after_store(int level, uint64_t seq)
 		 * another call chain (the holder leaves it to the rescue
 		 * thread; printer threads go on anyway).
 		 */
-		if (seq < pk__self.recurse_seq)
+		if (pk__self.recurse_seq == PK__NO_SEQ ||
+		    (lane == pk__self.recurse_lane && seq < pk__self.recurse_seq)) {
+			pk__self.recurse_lane = lane;
 			pk__self.recurse_seq = seq;
+		}
 		if (mode_now() == PK_MODE_THREAD)
 			wake_printers();
 		return;
 	}
-	if (level >= pk__con_max_loglevel() && !must_take_part(seq))
+	if (level >= pk__con_max_loglevel() && !must_take_part(lane, seq))
 		return;		/* no console prints it: nothing to do now */
 	/* A cancelled thread must never leave a console or the lock held. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	if (level >= pk__con_max_loglevel()) {
-		if (lagging(seq)) {
-			help_skip(seq, pk__tid());
+		if (lagging(lane, seq)) {
+			help_skip(lane, seq, pk__tid());
 			/*
 			 * LMM(fl:H): our seq_cst releases of the consoles, then
 			 * seq_cst looks at the owners and the store; a holder
@@ -1339,7 +1432,7 @@ void pk__flush_after_store(int level, uint64_t seq)
 			 * at the owners (seq_cst).  Either it saw the console
 			 * free, or we see what is left to print.
 			 */
-			if (atomic_load_explicit(&F.stall_seq, memory_order_seq_cst) > seq &&
+			if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) > seq &&
 			    !pending_any())
 				goto out;
 		}
@@ -1360,8 +1453,12 @@ void pk__flush_after_store(int level, uint64_t seq)
 		print_as_mode(pk__tid());
 	/* LMM(fl:G) */
 	if (atomic_load_explicit(&exit_sync, memory_order_seq_cst) && !pk__self.printer &&
-	    !pk__cl_held_by(&F.lock, pk__tid()))
-		flush_until(seq + 1, EXIT_SYNC_MS, 0);
+	    !pk__cl_held_by(&F.lock, pk__tid())) {
+		struct pk__spos mine = { { 0 } };
+
+		mine.s[lane] = seq + 1;
+		flush_until(&mine, EXIT_SYNC_MS, 0);
+	}
 out:
 	pthread_setcancelstate(cancel, NULL);
 }
@@ -1376,7 +1473,7 @@ void pk__flush_kick(void)
 	if (mode_now() == PK_MODE_THREAD) {
 		wake_printers();
 	} else if (pk__cl_trylock(&F.lock, pk__tid(), false)) {
-		struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, UINT64_MAX, 0 };
+		struct stint st = { mode_now() == PK_MODE_HANDOFF, 0, &all_seqs, 0 };
 
 		st.budget_ns = st.handoff && rescue_on() ? budget_now() : 0;
 		console_unlock(&st);
@@ -1390,9 +1487,9 @@ int pk__flush_max_loglevel(void)
 }
 
 /* Have all consoles printed (or skipped) every record before @target? */
-static bool caught_up(uint64_t target)
+static bool caught_up(const struct pk__spos *target)
 {
-	return !each_console(con_behind, target);
+	return !each_console(con_behind, (uint64_t)(uintptr_t)target);
 }
 
 static uint64_t progress_sum(void)
@@ -1405,7 +1502,7 @@ static uint64_t progress_sum(void)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		sum += atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+		sum += pk__con_progress(c);
 		pk__con_put(i);
 	}
 	return sum;
@@ -1431,10 +1528,25 @@ static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Has every console behind @target an owner stuck inside its write()? */
 static uint64_t con_behind_free(struct pk_console *c, uint64_t target)
 {
-	return pk__con_behind(c, target) && !pk__own_owner(&c->own);
+	return pk__con_behind(c, (const struct pk__spos *)(uintptr_t)target) &&
+	       !pk__own_owner(&c->own);
 }
 
-static void takeover(uint64_t target, unsigned stalled_ms)
+/* The records @c has yet to account for before @target, over all lanes. */
+static uint64_t behind_by(struct pk_console *c, const struct pk__spos *target)
+{
+	uint64_t n = 0, pos;
+	unsigned l;
+
+	for (l = 0; l < pk__st.lanes.n; l++) {
+		pos = atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+		if (pos < target->s[l])
+			n += target->s[l] - pos;
+	}
+	return n;
+}
+
+static void takeover(const struct pk__spos *target, unsigned stalled_ms)
 {
 	struct {
 		char name[64];
@@ -1450,11 +1562,11 @@ static void takeover(uint64_t target, unsigned stalled_ms)
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		pos = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
-		if (pos < target && pk__own_owner(&c->own) && stuck_said[i] != pos + 1) {
+		pos = pk__con_progress(c);
+		if (behind_by(c, target) && pk__own_owner(&c->own) && stuck_said[i] != pos + 1) {
 			stuck_said[i] = pos + 1;
 			snprintf(stuck[k].name, sizeof(stuck[k].name), "%s", c->name ? c->name : "?");
-			stuck[k++].n = target - pos;
+			stuck[k++].n = behind_by(c, target);
 		}
 		pk__con_put(i);
 	}
@@ -1476,8 +1588,8 @@ static void takeover(uint64_t target, unsigned stalled_ms)
  * progress (takeover()), and with @leave_stuck return once the consoles
  * still behind are those stuck in write().  Return: 0 or -ETIMEDOUT.
  */
-static int flush_until_ex(uint64_t target, int timeout_ms, int stall_ms, int takeover_ms,
-			  bool leave_stuck)
+static int flush_until_ex(const struct pk__spos *target, int timeout_ms, int stall_ms,
+			  int takeover_ms, bool leave_stuck)
 {
 	struct timespec nap = { 0, 500000 };
 	uint64_t t0 = pk__now_ns(), last_t = t0, last_p = progress_sum(), p, now;
@@ -1529,7 +1641,7 @@ static int flush_until_ex(uint64_t target, int timeout_ms, int stall_ms, int tak
 				ret = 0;
 				break;
 			}
-			if (leave_stuck && !each_console(con_behind_free, target))
+			if (leave_stuck && !each_console(con_behind_free, (uint64_t)(uintptr_t)target))
 				break;
 			last_p = progress_sum();
 			last_t = pk__now_ns();
@@ -1541,13 +1653,14 @@ static int flush_until_ex(uint64_t target, int timeout_ms, int stall_ms, int tak
 	return ret;
 }
 
-static int flush_until(uint64_t target, int timeout_ms, int stall_ms)
+static int flush_until(const struct pk__spos *target, int timeout_ms, int stall_ms)
 {
 	return flush_until_ex(target, timeout_ms, stall_ms, 0, false);
 }
 
 int pk_flush(int timeout_ms)
 {
+	struct pk__spos heads;
 	int ret = pk__ensure_init();
 
 	if (ret < 0)
@@ -1566,8 +1679,9 @@ int pk_flush(int timeout_ms)
 	 * and release that store under the migration).
 	 */
 	pk__early_drain();
-	pk__ring_finalize_last(&pk__st.ring);
-	ret = flush_until_ex(pk__ring_next_seq(&pk__st.ring), timeout_ms, 0, TAKEOVER_MS, false);
+	pk__store_finalize_last();
+	pk__store_heads(&heads);
+	ret = flush_until_ex(&heads, timeout_ms, 0, TAKEOVER_MS, false);
 	pk__gate_exit();
 	return ret;
 }
@@ -1600,6 +1714,8 @@ static void exit_early_raw(void)
  */
 static void exit_flush(void)
 {
+	struct pk__spos heads;
+
 	if (atomic_exchange_explicit(&exit_flushed, true, memory_order_relaxed))
 		return;
 	/* A first pk_printk() on another thread may be initialising: wait for it. */
@@ -1614,15 +1730,15 @@ static void exit_flush(void)
 		pk__early_drain();
 		pk__gate_exit();
 	}
-	pk__ring_finalize_last(&pk__st.ring);
+	pk__store_finalize_last();
 	/*
 	 * While the consoles make progress, wait, but not for ever: a console
 	 * that logs on every write, or a storm from threads still running,
 	 * must not keep the process from exiting.  A console stuck in
 	 * write() is left once the others are printed (takeover()).
 	 */
-	flush_until_ex(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS,
-		       TAKEOVER_MS, true);
+	pk__store_heads(&heads);
+	flush_until_ex(&heads, EXIT_DEADLINE_MS, EXIT_STALL_MS, TAKEOVER_MS, true);
 }
 
 static void stop_rescue(void)
@@ -1652,17 +1768,18 @@ static void stop_rescue(void)
  */
 static void give_up_unprinted(void)
 {
-	uint64_t head = pk__ring_next_seq(&pk__st.ring);
+	struct pk__spos head;
 	uint32_t tid = pk__tid();
 	struct pk_console *c;
 	int i;
 
+	pk__store_heads(&head);
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
-		if (pk__con_behind(c, head) && pk__own_try(&c->own, tid)) {
-			pk__con_give_up(c, head, tid);
+		if (pk__con_behind(c, &head) && pk__own_try(&c->own, tid)) {
+			pk__con_give_up(c, &head, tid);
 			pk__own_release(&c->own, tid);
 		}
 		pk__con_put(i);
@@ -1676,6 +1793,7 @@ static void give_up_unprinted(void)
  */
 __attribute__((destructor)) static void flush_fini(void)
 {
+	struct pk__spos heads;
 	struct pk_console *c;
 	bool at_exit;
 	int i;
@@ -1703,8 +1821,10 @@ __attribute__((destructor)) static void flush_fini(void)
 
 		pk_config_init(&cfg);
 		cfg.flags |= PK_CFG_NO_ATEXIT;
-		if (pk__front_init(&cfg) == 0)
-			flush_until(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+		if (pk__front_init(&cfg) == 0) {
+			pk__store_heads(&heads);
+			flush_until(&heads, EXIT_DEADLINE_MS, EXIT_STALL_MS);
+		}
 	}
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY)
 		return;
@@ -1731,9 +1851,9 @@ __attribute__((destructor)) static void flush_fini(void)
 		/* LMM(fl:G) */
 		atomic_store_explicit(&exit_sync, true, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
-		pk__ring_finalize_last(&pk__st.ring);
-		flush_until_ex(pk__ring_next_seq(&pk__st.ring), EXIT_FINAL_MS, EXIT_STALL_MS,
-			       TAKEOVER_MS, true);
+		pk__store_finalize_last();
+		pk__store_heads(&heads);
+		flush_until_ex(&heads, EXIT_FINAL_MS, EXIT_STALL_MS, TAKEOVER_MS, true);
 		give_up_unprinted();
 		pk__gate_exit();
 	}
@@ -1749,6 +1869,7 @@ int pk__flush_init(const struct pk_config *cfg)
 {
 	const char *spec = cfg->consoles ? cfg->consoles : "stderr";
 	uint64_t n;
+	unsigned l;
 	int ret;
 
 	pk__con_owner_register(&con_owner_ops);
@@ -1756,10 +1877,11 @@ int pk__flush_init(const struct pk_config *cfg)
 	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
 			      memory_order_relaxed);
-	n = pk__st.ring.desc_mask + 1;
+	n = pk__lane(0)->desc_mask + 1;
 	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
-	atomic_store_explicit(&F.low_water, pk__st.attach_seq, memory_order_relaxed);
-	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	for (l = 0; l < pk__st.lanes.n; l++)
+		atomic_store_explicit(&F.low_water[l], pk__st.attach_seq[l], memory_order_relaxed);
+	stall_reset();
 	pk__con_set_hooks(&hooks);
 	if (cfg->mode != PK_MODE_THREAD) {
 		ret = start_thread(&F.rescue_thread, rescue_main, NULL);
@@ -1834,16 +1956,20 @@ void pk__flush_stop_threads(void)
 
 int pk__flush_reconfigure(const struct pk_config *cfg)
 {
-	uint64_t n = pk__st.ring.desc_mask + 1, low;
+	uint64_t n = pk__lane(0)->desc_mask + 1;
+	struct pk__spos low;
+	unsigned l;
 	int ret = 0, cancel;
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	/* The store may be another one: its size, and every console's place in it. */
 	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
-	low = slowest();
-	atomic_store_explicit(&F.low_water, low != UINT64_MAX ? low : pk__st.attach_seq,
-			      memory_order_relaxed);
-	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	slowest(&low);
+	for (l = 0; l < pk__st.lanes.n; l++)
+		atomic_store_explicit(&F.low_water[l],
+				      low.s[l] != UINT64_MAX ? low.s[l] : pk__st.attach_seq[l],
+				      memory_order_relaxed);
+	stall_reset();
 	atomic_store_explicit(&F.budget_ns, (uint64_t)cfg->print_budget_us * 1000ull,
 			      memory_order_relaxed);
 	atomic_store_explicit(&F.mode, cfg->mode, memory_order_relaxed);
@@ -1878,7 +2004,10 @@ int pk__flush_reconfigure(const struct pk_config *cfg)
 
 void pk__flush_shutdown(void)
 {
-	flush_until(pk__ring_next_seq(&pk__st.ring), EXIT_DEADLINE_MS, EXIT_STALL_MS);
+	struct pk__spos heads;
+
+	pk__store_heads(&heads);
+	flush_until(&heads, EXIT_DEADLINE_MS, EXIT_STALL_MS);
 	stop_rescue();
 	pk__con_unregister_all();
 	pk__cl_reset(&F.lock);
@@ -1888,7 +2017,7 @@ void pk__flush_atfork_prepare(void)
 {
 	pk__con_atfork_prepare();
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) == PK__READY)
-		F.fork_head = pk__ring_next_seq(&pk__st.ring);
+		pk__store_heads(&F.fork_head);
 }
 
 void pk__flush_atfork_parent(void)
@@ -1901,10 +2030,11 @@ void pk__flush_atfork_child(void)
 	struct pk_console *c;
 	struct printer *p;
 	bool had_rescue = rescue_on();
+	unsigned l;
 	int i, ret;
 
 	pk__cl_reset(&F.lock);
-	atomic_store_explicit(&F.stall_seq, PK__NO_SEQ, memory_order_relaxed);
+	stall_reset();
 	/* Threads do not survive fork(): none of the library's runs in the child. */
 	atomic_store_explicit(&F.rescue_running, false, memory_order_relaxed);
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
@@ -1914,29 +2044,36 @@ void pk__flush_atfork_child(void)
 	}
 	if (atomic_load_explicit(&pk__g.state, memory_order_acquire) != PK__READY) {
 		/* An initialisation this thread goes on with starts them (pk__flush_threads_resume()). */
-		pk__con_atfork_child(0);
+		static const struct pk__spos zero;
+
+		pk__con_atfork_child(&zero);
 		return;
 	}
 	/*
 	 * The parent prints its own records, those before the fork included:
 	 * the child's consoles start at the head as of the fork.
 	 */
-	pk__con_atfork_child(F.fork_head);
-	atomic_store_explicit(&F.low_water, F.fork_head, memory_order_relaxed);
-	/*
-	 * A private store was copied with the records other threads were
-	 * writing; those threads did not survive fork(), so retire their
-	 * records.  A shared (file) store is still written by the parent.
-	 */
-	if (pk__st.mem_fd < 0)
-		pk__ring_recover(&pk__st.ring);
-	else
+	pk__con_atfork_child(&F.fork_head);
+	for (l = 0; l < pk__st.lanes.n; l++) {
+		atomic_store_explicit(&F.low_water[l], F.fork_head.s[l], memory_order_relaxed);
 		/*
-		 * The copy of the own table names the seqs the parent's
-		 * threads took up to the fork: from the fork on they are
-		 * another process's records, not the child's to count.
+		 * A private store was copied with the records other threads
+		 * were writing; those threads did not survive fork(), so
+		 * retire their records.  A shared (file) store is still
+		 * written by the parent.
 		 */
-		pk__ring_own_forget(&pk__st.ring, F.fork_head, pk__ring_next_seq(&pk__st.ring));
+		if (pk__st.mem_fd < 0)
+			pk__ring_recover(pk__lane(l));
+		else
+			/*
+			 * The copy of the own table names the seqs the
+			 * parent's threads took up to the fork: from the fork
+			 * on they are another process's records, not the
+			 * child's to count.
+			 */
+			pk__ring_own_forget(pk__lane(l), F.fork_head.s[l],
+					    pk__ring_next_seq(pk__lane(l)));
+	}
 #ifdef PK_TSAN
 	/*
 	 * ThreadSanitizer cannot start threads in the child of a threaded

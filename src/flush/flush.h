@@ -13,7 +13,7 @@
 /* Set the flush mode up: register consoles from cfg->consoles, start threads. */
 int pk__flush_init(const struct pk_config *cfg);
 /* After pk_printk stored record @seq of @level: print it as the mode says. */
-void pk__flush_after_store(int level, uint64_t seq);
+void pk__flush_after_store(int level, unsigned lane, uint64_t seq);
 /* Something to print appeared without a store (a console registered). */
 void pk__flush_kick(void);
 /* A record was stored without its newline: have it printed if left open (any context). */
@@ -53,7 +53,7 @@ int pk__flush_direct(enum pk__prio prio);
  * write @buf to every console that has write_atomic(), as it is.
  * Async-signal-safe.
  */
-bool pk__flush_seqs_intact(uint64_t first, uint64_t last);
+bool pk__flush_seqs_intact(unsigned lane, uint64_t first, uint64_t last);
 void pk__flush_write_all(const char *buf, size_t len);
 /* The highest loglevel any console prints below (cached). */
 int pk__flush_max_loglevel(void);

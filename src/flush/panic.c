@@ -74,7 +74,8 @@ static bool ready(void)
  */
 static char report[8192];
 static size_t report_len;
-static uint64_t report_first = PK__NO_SEQ, report_last;
+static uint64_t report_first[PK_LANES_MAX], report_last[PK_LANES_MAX];
+static bool report_stored;
 
 /*
  * Store one line as an emergency record without flushing; before the
@@ -84,9 +85,10 @@ static uint64_t report_first = PK__NO_SEQ, report_last;
 static void store_one(const char *text, size_t len, bool mine)
 {
 	uint64_t seq = PK__NO_SEQ;
+	unsigned lane = 0;
 
 	if (ready())
-		pk__store(PK_EMERG, 0, text, len, &seq);
+		pk__store(PK_EMERG, 0, text, len, &lane, &seq);
 	else
 		pk__early_store(PK_EMERG, 0, text, len, NULL);
 	if (!mine)
@@ -96,10 +98,12 @@ static void store_one(const char *text, size_t len, bool mine)
 		report_len += len;
 		report[report_len++] = '\n';
 	}
-	if (seq != PK__NO_SEQ) {
-		if (report_first == PK__NO_SEQ)
-			report_first = seq;
-		report_last = seq;
+	/* By lane: the thread may move to another CPU between two lines. */
+	if (seq != PK__NO_SEQ && lane < PK_LANES_MAX) {
+		if (!report_first[lane] && !report_last[lane])
+			report_first[lane] = seq + 1;	/* 0: none yet */
+		report_last[lane] = seq;
+		report_stored = true;
 	}
 }
 
@@ -114,8 +118,16 @@ static void check_report(void)
 	static const char note[] = "** the crash report was damaged in the store by a writer "
 				   "preempted mid-record; as written: **\n";
 
-	if (!ready() || report_first == PK__NO_SEQ ||
-	    pk__flush_seqs_intact(report_first, report_last))
+	unsigned i;
+	bool intact = true;
+
+	if (!ready() || !report_stored)
+		return;
+	for (i = 0; i < pk__st.lanes.n; i++)
+		if (report_first[i] &&
+		    !pk__flush_seqs_intact(i, report_first[i] - 1, report_last[i]))
+			intact = false;
+	if (intact)
 		return;
 	pk__flush_write_all(note, sizeof(note) - 1);
 	pk__flush_write_all(report, report_len);
@@ -185,6 +197,17 @@ static void wait_for_other_panic(void)
  */
 #define QUIESCE_MS	100
 
+/* The sum of the lanes' seq_heads: it grows with every record reserved. */
+static uint64_t heads_sum(void)
+{
+	uint64_t sum = 0;
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++)
+		sum += pk__ring_next_seq(pk__lane(i));
+	return sum;
+}
+
 static void flush_everything(void)
 {
 	uint64_t next;
@@ -195,12 +218,12 @@ static void flush_everything(void)
 		return;
 	}
 	pk__gates_quiesce(QUIESCE_MS);
-	next = pk__ring_next_seq(&pk__st.ring);
-	pk__ring_finalize_last(&pk__st.ring);
+	next = heads_sum();
+	pk__store_finalize_last();
 	pk__flush_direct(PK_PRIO_PANIC);
-	if (pk__ring_next_seq(&pk__st.ring) == next)
+	if (heads_sum() == next)
 		return;		/* nothing reserved since the flush began */
-	pk__ring_finalize_last(&pk__st.ring);
+	pk__store_finalize_last();
 	pk__flush_direct(PK_PRIO_PANIC);
 }
 

@@ -153,6 +153,14 @@ void pk_config_init(struct pk_config *cfg)
 		else
 			bad_env("PK_BUFFER_SIZE", v, "a data ring size from 16k to 512m");
 	}
+	if ((v = secure_getenv("PK_LANES")) && *v) {
+		unsigned long n;
+
+		if (parse_ulong(v, PK_LANES_MAX, &n) == 0 && n >= 1)
+			cfg->lanes = (unsigned)n;
+		else
+			bad_env("PK_LANES", v, "a number of lanes from 1 to 64");
+	}
 	if ((v = secure_getenv("PK_BUFFER_CLEAR")) && *v && strcmp(v, "0"))
 		cfg->flags |= PK_CFG_BUFFER_CLEAR;
 	if ((v = secure_getenv("PK_EAGER")) && *v && strcmp(v, "0"))
@@ -203,6 +211,8 @@ int pk__config_check(const struct pk_config *c)
 	if (c->default_level < PK_CFG_ZERO || c->default_level > PK_DEBUG)
 		return -EINVAL;
 	if (c->facility < PK_CFG_ZERO || c->facility > 23)
+		return -EINVAL;
+	if (c->lanes > PK_LANES_MAX)
 		return -EINVAL;
 	return 0;
 }

@@ -177,7 +177,13 @@ static uint64_t migrate_once(void)
 	rd.stall_limit_ns = EARLY_STALL_NS;
 	for (;;) {
 		if (pk__ring_read(&rd, &rec) == 1) {
-			if (pk__ring_write(&pk__st.ring, &rec.meta, rec.text, rec.len, false, &seq) == 0)
+			/*
+			 * Into the migrating thread's lane, in order; a record
+			 * older than that lane's newest takes its time (a
+			 * lane's times never fall: lanes.c).
+			 */
+			if (pk__lanes_write(&pk__st.lanes, &rec.meta, rec.text, rec.len, false, NULL,
+					    &seq) == 0)
 				moved++;
 			/* Record by record: a thread waiting in settle() goes on early. */
 			if (rec.seq + 1 == rd.next && rd.next - from == moved)
@@ -207,7 +213,7 @@ static uint64_t migrate_once(void)
 		for (l = 0; l <= 8; l++)
 			note.cum[l] = n;
 		note.unknown = n;
-		pk__lost_note_write(&pk__st.ring, &note, &seq);
+		pk__lost_note_write(pk__lane(pk__lanes_pick(&pk__st.lanes)), &note, 0, &seq);
 	}
 	/* Release: a thread that sees its record passed sees it stored (settle). */
 	atomic_store_explicit(&migrated, rd.next, memory_order_release);

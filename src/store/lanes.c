@@ -225,8 +225,8 @@ static inline bool key_below(uint64_t ta, unsigned la, uint64_t tb, unsigned lb)
  * Fill lane @i's slot if it is empty.  Return 1 it holds a record, 0 the
  * lane has nothing now, -EAGAIN a batch of filtered records was passed over.
  */
-static int fill(struct pk_lanes_reader *lr, unsigned i, const struct pk_ring_filter *f,
-		uint64_t *skipped, uint64_t *jumped, struct pk_ring_lost *lost)
+int pk__lanes_fill(struct pk_lanes_reader *lr, unsigned i, const struct pk_ring_filter *f,
+		   uint64_t *skipped, uint64_t *jumped, struct pk_ring_lost *lost)
 {
 	struct pk_lanes_lane *l = &lr->l[i];
 	uint64_t from = l->rd.next, sk = 0, to;
@@ -249,26 +249,12 @@ static int fill(struct pk_lanes_reader *lr, unsigned i, const struct pk_ring_fil
 	return r;
 }
 
-int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
-		   const struct pk_ring_filter *f, uint64_t *skipped, uint64_t *jumped,
-		   struct pk_ring_lost *lost)
+int pk__lanes_choose(struct pk_lanes_reader *lr)
 {
 	const struct pk_lanes *ls = lr->ls;
 	unsigned n = ls->n, i, c;
-	bool again = false;
-	int r, tries;
+	int tries;
 
-	if (n == 1) {
-		r = fill(lr, 0, f, skipped, jumped, lost);
-		if (r == 1) {
-			lr->l[0].have = false;
-			*rec = &lr->buf[0];
-		}
-		return r;
-	}
-	for (i = 0; i < n; i++)
-		if (fill(lr, i, f, skipped, jumped, lost) == -EAGAIN)
-			again = true;
 	/* The smallest key held. */
 	c = n;
 	for (i = 0; i < n; i++)
@@ -276,9 +262,7 @@ int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
 		    (c == n || key_below(lr->buf[i].meta.ts_ns, i, lr->buf[c].meta.ts_ns, c)))
 			c = i;
 	if (c == n)
-		return again ? -EAGAIN : 0;
-	if (again)
-		return -EAGAIN;		/* a lane still passing over filtered records */
+		return -1;
 	/* Every other lane must be unable to produce a smaller key. */
 	for (i = 0; i < n; i++) {
 		struct pk_lanes_lane *l = &lr->l[i];
@@ -308,7 +292,7 @@ int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
 						return -EAGAIN;
 					}
 				}
-				return 0;
+				return -1;
 			}
 			if (key_below(k, c, t, i))
 				break;
@@ -318,7 +302,7 @@ int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
 					lr->blocked_since_ns = now;
 				if (now - lr->blocked_since_ns >= lr->grace_ns)
 					break;
-				return 0;
+				return -1;
 			}
 			now = mono_ns();
 			if (now <= k)
@@ -329,10 +313,29 @@ int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
 			}
 			/* A writer reserved hs: the lane has a record in progress now. */
 			if (tries > 2)
-				return 0;
+				return -1;
 		}
 	}
 	lr->blocked_since_ns = 0;
+	return (int)c;
+}
+
+int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
+		   const struct pk_ring_filter *f, uint64_t *skipped, uint64_t *jumped,
+		   struct pk_ring_lost *lost)
+{
+	unsigned n = lr->ls->n, i;
+	bool again = false;
+	int c;
+
+	for (i = 0; i < n; i++)
+		if (pk__lanes_fill(lr, i, f, skipped, jumped, lost) == -EAGAIN)
+			again = true;
+	if (again)
+		return -EAGAIN;		/* a lane still passing over filtered records */
+	c = pk__lanes_choose(lr);
+	if (c < 0)
+		return c == -EAGAIN ? -EAGAIN : 0;
 	lr->l[c].have = false;
 	*rec = &lr->buf[c];
 	return 1;

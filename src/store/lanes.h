@@ -128,4 +128,18 @@ int pk__lanes_read(struct pk_lanes_reader *lr, struct pk_ring_rec **rec,
 		   const struct pk_ring_filter *f, uint64_t *skipped, uint64_t *jumped,
 		   struct pk_ring_lost *lost);
 
+/*
+ * The two halves of pk__lanes_read(), for a reader that keeps more per
+ * lane (a console: lanes' own lost counts, published positions).
+ * pk__lanes_fill() - read lane @i's next record into buf[i] unless it
+ * holds one: 1 it holds one (l[i].have), 0 nothing now, -EAGAIN a batch
+ * of filtered records passed over.  Counting as pk__lanes_read().
+ * pk__lanes_choose() - the lane whose held record goes out next (the
+ * caller then clears l[lane].have), -1 none may yet (nothing held, or the
+ * watermark holds it), -EAGAIN look again (an open line was finalized).
+ */
+int pk__lanes_fill(struct pk_lanes_reader *lr, unsigned i, const struct pk_ring_filter *f,
+		   uint64_t *skipped, uint64_t *jumped, struct pk_ring_lost *lost);
+int pk__lanes_choose(struct pk_lanes_reader *lr);
+
 #endif /* PK_LANES_H */

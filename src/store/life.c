@@ -26,7 +26,7 @@ void (*pk__switch_hook)(void);
  * data ring's size.  Written by pk_init() only, under init_lock.
  */
 static char cur_path[4096];
-static unsigned cur_l2;
+static unsigned cur_l2, cur_lanes;
 
 
 /*
@@ -51,7 +51,7 @@ struct store {
 	void *mem;
 	size_t size;
 	int fd;			/* a store file, or -1 */
-	struct pk_ring ring;
+	struct pk_lanes lanes;
 };
 
 /*
@@ -86,6 +86,38 @@ static void own_release(struct pk_ring *ring)
 	ring->own = NULL;
 }
 
+static void own_setup_all(struct pk_lanes *ls)
+{
+	unsigned i;
+
+	for (i = 0; i < ls->n; i++)
+		own_setup(&ls->lane[i]);
+}
+
+static void own_release_all(struct pk_lanes *ls)
+{
+	unsigned i;
+
+	for (i = 0; i < ls->n; i++)
+		own_release(&ls->lane[i]);
+}
+
+void pk__store_heads(struct pk__spos *out)
+{
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++)
+		out->s[i] = pk__ring_next_seq(pk__lane(i));
+}
+
+void pk__store_finalize_last(void)
+{
+	unsigned i;
+
+	for (i = 0; i < pk__st.lanes.n; i++)
+		pk__ring_finalize_last(pk__lane(i));
+}
+
 /*
  * Note whether another process may store into the store just adopted.
  * The count of joins first: one who joins after it is seen either way.
@@ -95,7 +127,7 @@ static void store_share_note(void)
 	bool shared = false;
 
 	if (pk__st.mem_fd >= 0) {
-		pk__st.joins_seen = atomic_load_explicit(&pk__st.ring.h->joins, memory_order_seq_cst);
+		pk__st.joins_seen = atomic_load_explicit(&pk__lane(0)->h->joins, memory_order_seq_cst);
 		shared = pk__persist_live(pk__st.mem_fd, pk__st.mem);
 	}
 	atomic_store_explicit(&pk__st.store_shared, shared, memory_order_relaxed);
@@ -107,12 +139,12 @@ bool pk__store_sole(void)
 		return true;	/* anonymous and private: a fork child has its own copy */
 	/* Relaxed: a join seen late costs, at most, records counted as lost. */
 	return !atomic_load_explicit(&pk__st.store_shared, memory_order_relaxed) &&
-	       atomic_load_explicit(&pk__st.ring.h->joins, memory_order_relaxed) == pk__st.joins_seen;
+	       atomic_load_explicit(&pk__lane(0)->h->joins, memory_order_relaxed) == pk__st.joins_seen;
 }
 
 static void store_release(struct store *st)
 {
-	own_release(&st->ring);
+	own_release_all(&st->lanes);
 	if (st->fd >= 0)
 		pk__persist_close(st->mem, st->size, st->fd);
 	else
@@ -126,7 +158,7 @@ static void store_release(struct store *st)
  */
 static int store_map(const struct pk_config *cfg, bool fallback, struct store *st, int *store_err)
 {
-	unsigned l2;
+	unsigned l2, n, lane_l2;
 	void *mem;
 	size_t size;
 	int ret, fd = -1;
@@ -145,21 +177,23 @@ static int store_map(const struct pk_config *cfg, bool fallback, struct store *s
 		l2 = pk__ring_data_log2_for(cfg->buffer_size);
 		if (!l2)
 			return -EINVAL;
-		size = pk__ring_region_size(l2);
+		n = pk__lanes_for(cfg->lanes, l2, &lane_l2);
+		size = pk__lanes_region_size(n, lane_l2);
 		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
 			return -errno;
-		pk__ring_format(mem, l2, 0);
+		pk__lanes_format(mem, n, lane_l2, 0);
 	}
 	st->mem = mem;
 	st->size = size;
 	st->fd = fd;
-	ret = pk__ring_attach(&st->ring, mem, size);
+	memset(&st->lanes, 0, sizeof(st->lanes));
+	ret = pk__lanes_attach(&st->lanes, mem, size);
 	if (ret < 0) {
 		store_release(st);
 		return ret;
 	}
-	own_setup(&st->ring);
+	own_setup_all(&st->lanes);
 	return 0;
 }
 
@@ -169,19 +203,22 @@ static void store_note(const struct pk_config *cfg, const struct store *st)
 	cur_path[0] = '\0';
 	if (st->fd >= 0 && cfg->buffer_path && strlen(cfg->buffer_path) < sizeof(cur_path))
 		strcpy(cur_path, cfg->buffer_path);
-	cur_l2 = (unsigned)__builtin_ctzll(st->ring.data_size);
+	cur_lanes = st->lanes.n;
+	cur_l2 = (unsigned)__builtin_ctzll(st->lanes.lane[0].data_size) +
+		 (unsigned)__builtin_ctz(st->lanes.n);
 }
 
 int pk__store_open(const struct pk_config *cfg, int *store_err)
 {
 	struct store st;
+	unsigned i;
 	int ret;
 
 	ret = store_map(cfg, true, &st, store_err);
 	if (ret < 0)
 		return ret;
 	store_note(cfg, &st);
-	pk__st.ring = st.ring;
+	pk__st.lanes = st.lanes;
 	pk__st.mem = st.mem;
 	pk__st.mem_size = st.size;
 	pk__st.mem_fd = st.fd;
@@ -192,7 +229,9 @@ int pk__store_open(const struct pk_config *cfg, int *store_err)
 	 * its pid.
 	 */
 	atomic_store_explicit(&pk__g.pid, (uint32_t)getpid(), memory_order_relaxed);
-	pk__st.attach_seq = atomic_load_explicit(&pk__st.ring.h->seq_head, memory_order_relaxed);
+	for (i = 0; i < pk__st.lanes.n; i++)
+		pk__st.attach_seq[i] = atomic_load_explicit(&pk__lane(i)->h->seq_head,
+							    memory_order_relaxed);
 	store_share_note();
 	return 0;
 }
@@ -201,7 +240,7 @@ void pk__store_close(void)
 {
 	if (!pk__st.mem)
 		return;
-	own_release(&pk__st.ring);
+	own_release_all(&pk__st.lanes);
 	if (pk__st.mem_fd >= 0)
 		pk__persist_close(pk__st.mem, pk__st.mem_size, pk__st.mem_fd);
 	else
@@ -221,106 +260,160 @@ bool pk__store_from_env(const char *path)
 /* Is @cfg's store the one in use? */
 bool pk__store_same(const struct pk_config *cfg)
 {
+	unsigned l2 = pk__ring_data_log2_for(cfg->buffer_size), lane_l2;
+
 	if (cfg->buffer_path)
 		return !strcmp(cur_path, cfg->buffer_path);
-	return !cur_path[0] && pk__ring_data_log2_for(cfg->buffer_size) == cur_l2;
+	return !cur_path[0] && l2 == cur_l2 && pk__lanes_for(cfg->lanes, l2, &lane_l2) == cur_lanes;
 }
 
 /*
- * What a console at old seq @pos missed before the first record copied at
- * or after it: the lost notes written for it, summed.  Carried to the
- * console itself, since in a store smaller than the backlog the writers
- * overwrite the notes (the first entries of the new store) before a
- * lagging console gets to them, and an overwritten note counted as one
- * lost record where it stood for thousands.
+ * THE COPY (a store switch)
+ *
+ * This process's records are copied from the store in use into the new
+ * one in the merged order of the old lanes (lanes.c), old lane i into new
+ * lane i mod N' (N' the new store's lanes), keeping their time, thread,
+ * level and flags.  So within each new lane the records keep their key
+ * order, and a console's new position in lane j is the smallest of its
+ * old lanes' mapped positions: what a console printed is a prefix of the
+ * merged order, so nothing after that point in lane j was printed.
+ *
+ * What a console at an old position missed before the first record
+ * copied at or after it, in each old lane (the lost notes written for it,
+ * summed) is carried to the console itself, since in a store smaller than
+ * the backlog the writers overwrite the notes (the first entries of the
+ * new store) before a lagging console gets to them, and an overwritten
+ * note counted as one lost record where it stood for thousands.
  */
 struct carry {
-	uint64_t pos;
-	struct pk__lost_note note;
-	bool settled;		/* a record at or after pos was copied */
+	struct pk__spos pos;
+	struct pk__lost_note note[PK_LANES_MAX];	/* by old lane */
+	bool settled[PK_LANES_MAX];	/* a record at or after pos was copied */
 };
 
-/* Old seq -> new seq of the records copied into another store. */
-struct seq_map {
+/* Old seq -> new seq of one old lane's records copied into another store. */
+struct lane_map {
 	uint64_t *old_seq;
 	uint64_t *new_seq;	/* where old_seq[i] went (another process may write between) */
 	uint8_t *is_note;	/* old_seq[i] stands for a lost note, not a record */
 	size_t n, cap;
-	uint64_t new_head;
+};
+
+struct seq_map {
+	unsigned old_n, new_n;
+	struct lane_map lane[PK_LANES_MAX];	/* by old lane */
+	uint64_t new_head[PK_LANES_MAX];	/* by new lane */
 	struct carry carry[PK_MAX_CONSOLES];
 	unsigned ncarry;
 };
 
 static void seq_map_free(struct seq_map *m)
 {
-	free(m->old_seq);
-	free(m->new_seq);
-	free(m->is_note);
-	m->old_seq = m->new_seq = NULL;
-	m->is_note = NULL;
+	unsigned i;
+
+	for (i = 0; i < PK_LANES_MAX; i++) {
+		free(m->lane[i].old_seq);
+		free(m->lane[i].new_seq);
+		free(m->lane[i].is_note);
+		m->lane[i].old_seq = m->lane[i].new_seq = NULL;
+		m->lane[i].is_note = NULL;
+	}
 }
 
-/*
- * Where a console at old @seq goes on: the first copied record at or after
- * it; for a position whose carry was kept, past the notes it carries.
- */
-static uint64_t map_seq(uint64_t seq, void *arg, struct pk__lost_note *carry, bool *has_carry)
+/* Where old lane @i's position @seq goes on in its new lane. */
+static uint64_t map_lane(const struct seq_map *m, unsigned i, uint64_t seq, bool past_notes)
 {
-	const struct seq_map *m = arg;
-	size_t lo = 0, hi = m->n;
-	unsigned i;
+	const struct lane_map *l = &m->lane[i];
+	size_t lo = 0, hi = l->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (m->old_seq[mid] < seq)
+		if (l->old_seq[mid] < seq)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*has_carry = false;
-	for (i = 0; i < m->ncarry; i++) {
-		if (m->carry[i].pos != seq)
-			continue;
-		*carry = m->carry[i].note;
-		*has_carry = true;
-		while (lo < m->n && m->is_note[lo])
+	if (past_notes)
+		while (lo < l->n && l->is_note[lo])
 			lo++;
-		break;
-	}
-	return lo < m->n ? m->new_seq[lo] : m->new_head;
-}
-
-/* Record @from, lost: its counts go to every console still before its first copy. */
-static void carry_add(struct seq_map *m, uint64_t from, const struct pk__lost_note *note)
-{
-	unsigned i, l;
-
-	for (i = 0; i < m->ncarry; i++) {
-		if (m->carry[i].settled || m->carry[i].pos > from)
-			continue;
-		for (l = 0; l < 9; l++)
-			m->carry[i].note.cum[l] += note->cum[l];
-		m->carry[i].note.unknown += note->unknown;
-	}
-}
-
-/* Record @seq, copied: consoles at or before it have their first copy. */
-static void carry_settle(struct seq_map *m, uint64_t seq)
-{
-	unsigned i;
-
-	for (i = 0; i < m->ncarry; i++)
-		if (m->carry[i].pos <= seq)
-			m->carry[i].settled = true;
+	return lo < l->n ? l->new_seq[lo] : m->new_head[i % m->new_n];
 }
 
 /*
- * A lost note in @st for the seqs [@from, @to) of the store in use, all
- * lost to its reader: those of them each console level would have printed.
+ * Where a console at old @old goes on, lane by lane; for a position whose
+ * carry was kept, past the notes it carries, and the carry summed per new
+ * lane.
  */
-static void copy_note(struct store *st, struct seq_map *m, uint64_t from, uint64_t to)
+static void map_pos(const struct pk__spos *old, struct pk__spos *now, void *arg,
+		    struct pk__lost_note *carry, bool *has_carry)
 {
+	const struct seq_map *m = arg;
+	const struct carry *c = NULL;
+	unsigned i, j, l;
+	uint64_t v;
+
+	for (i = 0; i < m->ncarry && !c; i++)
+		if (!memcmp(m->carry[i].pos.s, old->s, m->old_n * sizeof(old->s[0])))
+			c = &m->carry[i];
+	for (j = 0; j < m->new_n; j++) {
+		now->s[j] = UINT64_MAX;
+		has_carry[j] = false;
+		memset(&carry[j], 0, sizeof(carry[j]));
+	}
+	for (i = 0; i < m->old_n; i++) {
+		j = i % m->new_n;
+		v = map_lane(m, i, old->s[i], c != NULL);
+		if (v < now->s[j])
+			now->s[j] = v;
+		if (!c)
+			continue;
+		has_carry[j] = true;
+		for (l = 0; l < 9; l++)
+			carry[j].cum[l] += c->note[i].cum[l];
+		carry[j].unknown += c->note[i].unknown;
+	}
+	for (j = 0; j < m->new_n; j++)
+		if (now->s[j] == UINT64_MAX)
+			now->s[j] = m->new_head[j];
+}
+
+/* Old lane @i's record @from, lost: its counts go to every console still before its first copy. */
+static void carry_add(struct seq_map *m, unsigned i, uint64_t from, const struct pk__lost_note *note)
+{
+	unsigned k, l;
+
+	for (k = 0; k < m->ncarry; k++) {
+		struct carry *c = &m->carry[k];
+
+		if (c->settled[i] || c->pos.s[i] > from)
+			continue;
+		for (l = 0; l < 9; l++)
+			c->note[i].cum[l] += note->cum[l];
+		c->note[i].unknown += note->unknown;
+	}
+}
+
+/* Old lane @i's record @seq, copied: consoles at or before it have their first copy there. */
+static void carry_settle(struct seq_map *m, unsigned i, uint64_t seq)
+{
+	unsigned k;
+
+	for (k = 0; k < m->ncarry; k++)
+		if (m->carry[k].pos.s[i] <= seq)
+			m->carry[k].settled[i] = true;
+}
+
+/*
+ * A lost note in @st for the seqs [@from, @to) of old lane @i, all lost to
+ * its reader: those of them each console level would have printed.  It
+ * takes timestamp @ts (the next record's, so that the new lane's records
+ * keep their times: a lane's timestamps never fall).
+ */
+static void copy_note(struct store *st, struct seq_map *m, unsigned i, uint64_t from, uint64_t to,
+		      uint64_t ts)
+{
+	struct lane_map *lm = &m->lane[i];
 	struct pk_ring_filter f;
 	struct pk__lost_note note = { { 0 }, 0 };
 	struct pk_ring_lost l;
@@ -333,158 +426,206 @@ static void copy_note(struct store *st, struct seq_map *m, uint64_t from, uint64
 	for (lvl = 0; lvl <= 8; lvl++) {
 		l.counted = l.unknown = 0;
 		f.max_level = lvl;
-		pk__ring_lost_counted(&pk__st.ring, &f, from, to, &l);
+		pk__ring_lost_counted(pk__lane(i), &f, from, to, &l);
 		note.cum[lvl] = l.counted;
 		if (lvl == 8)
 			note.unknown = l.unknown;
 	}
 	if (!note.cum[8])
 		return;
-	carry_add(m, from, &note);
-	if (m->n >= m->cap)
+	carry_add(m, i, from, &note);
+	if (lm->n >= lm->cap)
 		return;
-	if (pk__lost_note_write(&st->ring, &note, &seq) == 0) {
-		m->is_note[m->n] = 1;
-		m->new_seq[m->n] = seq;
-		m->old_seq[m->n++] = from;
+	if (pk__lost_note_write(&st->lanes.lane[i % m->new_n], &note, ts, &seq) == 0) {
+		lm->is_note[lm->n] = 1;
+		lm->new_seq[lm->n] = seq;
+		lm->old_seq[lm->n++] = from;
 	}
 }
 
 /*
- * The seqs [@from, @to) of the store in use were lost to the copy: note
- * them, cut where a console stands, so that each console, wherever in
- * them it stood, goes on at a note of all it missed (map_seq()).
+ * Old lane @i's seqs [@from, @to) were lost to the copy: note them, cut
+ * where a console stands, so that each console, wherever in them it
+ * stood, goes on at a note of all it missed (map_pos()).
  */
-static void copy_gap(struct store *st, struct seq_map *m, const uint64_t *pos, unsigned npos,
-		     uint64_t from, uint64_t to)
+static void copy_gap(struct store *st, struct seq_map *m, const struct pk__spos *pos,
+		     unsigned npos, unsigned i, uint64_t from, uint64_t to, uint64_t ts)
 {
 	uint64_t cut;
-	unsigned i;
+	unsigned k;
 
 	while (from < to) {
 		cut = to;
-		for (i = 0; i < npos; i++)
-			if (pos[i] > from && pos[i] < cut)
-				cut = pos[i];
-		copy_note(st, m, from, cut);
+		for (k = 0; k < npos; k++)
+			if (pos[k].s[i] > from && pos[k].s[i] < cut)
+				cut = pos[k].s[i];
+		copy_note(st, m, i, from, cut, ts);
 		from = cut;
 	}
 }
 
 /*
- * The first seq of the store in use, from @from on, to copy into @st: as
- * many of this process's newest records as @st holds, so that the copy
- * does not overwrite its own first records (it did: switching to a
- * smaller store while a console lagged lost thousands without a count).
- * What is older is left out and counted where the consoles meet it, as
- * lost records are (copy_gap()).  A store as large as the one in use, or
- * larger, holds all it holds, written the same way: everything is copied.
- * Into a smaller one, records fill seven eighths of its data ring: the
- * rest is for the data chunks' waste (the tail of each 4 KiB chunk that a
- * record did not fit, which for records of a few hundred bytes is a
- * tenth) and the lost notes.  Should the copy overrun its first records
- * all the same, a console counts them (pk__con_rebase()); the margin only
- * keeps that count low (at a fixed three quarters, a switch between two
- * stores of one size dropped up to 22 % of what fitted).
+ * The first seq of old lane @i, from @from on, to copy into @st: as many
+ * of this process's newest records as its share of the new lane holds,
+ * so that the copy does not overwrite its own first records (it did:
+ * switching to a smaller store while a console lagged lost thousands
+ * without a count).  What is older is left out and counted where the
+ * consoles meet it, as lost records are (copy_gap()).  A new lane as large
+ * as the old one, or larger, shared by no other old lane, holds all it
+ * holds, written the same way: everything is copied.  Otherwise records
+ * fill seven eighths of the share: the rest is for the data chunks' waste
+ * (the tail of each 4 KiB chunk that a record did not fit, which for
+ * records of a few hundred bytes is a tenth) and the lost notes.  Should
+ * the copy overrun its first records all the same, a console counts them
+ * (pk__con_rebase()); the margin only keeps that count low (at a fixed
+ * three quarters, a switch between two stores of one size dropped up to
+ * 22 % of what fitted).
  * Return: the seq, @from when everything fits, or -ENOMEM.
  */
-static int64_t copy_start(struct store *st, uint64_t from, uint32_t pid)
+static int64_t copy_start(struct store *st, const struct seq_map *m, unsigned i, uint64_t from,
+			  uint32_t pid)
 {
 	struct sized { uint64_t seq, size; } *v;
-	uint64_t room = st->ring.data_size - st->ring.data_size / 8;
-	uint64_t descs = st->ring.desc_mask + 1;
+	const struct pk_ring *to = &st->lanes.lane[i % m->new_n];
+	unsigned share = (m->old_n + m->new_n - 1) / m->new_n;
+	uint64_t room = (to->data_size - to->data_size / 8) / share;
+	uint64_t descs = (to->desc_mask + 1) / share;
 	uint64_t slots = descs > 16 * PK_MAX_CONSOLES ? descs - 4 * PK_MAX_CONSOLES - 4 : descs / 2;
-	uint64_t n = 0, cap = pk__st.ring.desc_mask + 1, used = 0, k;
+	uint64_t n = 0, cap = pk__lane(i)->desc_mask + 1, used = 0, k;
 	struct pk_ring_reader rd;
-	struct pk_ring_rec rec;
+	struct pk_ring_rec *rec;
 
-	if (st->ring.data_size >= pk__st.ring.data_size && descs >= cap)
+	if (share == 1 && to->data_size >= pk__lane(i)->data_size && descs >= cap)
 		return (int64_t)from;
 	v = malloc(cap * sizeof(*v));
-	if (!v)
+	rec = malloc(sizeof(*rec));
+	if (!v || !rec) {
+		free(v);
+		free(rec);
 		return -ENOMEM;
-	pk__ring_reader_init(&rd, &pk__st.ring, true);
+	}
+	pk__ring_reader_init(&rd, pk__lane(i), true);
 	if (rd.next < from)
 		rd.next = from;
-	while (n < cap && pk__ring_read(&rd, &rec) == 1)
-		if (rec.meta.pid == pid)
-			v[n++] = (struct sized){ rec.seq, pk__ring_footprint(rec.len) };
+	while (n < cap && pk__ring_read(&rd, rec) == 1)
+		if (rec->meta.pid == pid)
+			v[n++] = (struct sized){ rec->seq, pk__ring_footprint(rec->len) };
 	for (k = n; k > 0 && n - k < slots && used + v[k - 1].size <= room; k--)
 		used += v[k - 1].size;
 	from = k ? v[k].seq : from;
 	free(v);
+	free(rec);
 	return (int64_t)from;
 }
 
 /*
- * Copy this process's records from the store in use into @st, in order,
- * keeping their time, thread, level and flags.  No writer is inside the
- * gate: the old store is still.  Records lost in it that a console has
- * not passed yet (overwritten before it got there, or given up on) are
- * counted by lost notes in their place: the copy numbers the survivors
- * afresh, and a console would see no gap.  Return: 0 or -ENOMEM.
+ * Copy this process's records from the store in use into @st (THE COPY
+ * above).  No writer is inside the gate: the old store is still.  Records
+ * lost in it that a console has not passed yet (overwritten before it got
+ * there, or given up on) are counted by lost notes in their place: the
+ * copy numbers the survivors afresh, and a console would see no gap.
+ * Return: 0 or -ENOMEM.
  */
 static int store_copy(struct store *st, struct seq_map *m, const struct pk__store_switch_ops *ops)
 {
-	struct pk_ring_reader rd;
-	struct pk_ring_rec rec;
+	struct pk_lanes_reader *lr = NULL;
+	struct pk_ring_rec *buf = NULL, *rec;
 	uint32_t pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
-	uint64_t seq, expect, head, cap = pk__st.ring.desc_mask + 1, pos[PK_MAX_CONSOLES];
-	int64_t start;
-	unsigned npos, i;
-	int ret = 0;
+	uint64_t seq, expect[PK_LANES_MAX], head[PK_LANES_MAX], start[PK_LANES_MAX], last_ts = 0;
+	struct pk__spos *pos = NULL;
+	unsigned npos, i, k, old_n = pk__st.lanes.n;
+	int64_t s;
+	int ret = -ENOMEM;
 
-	/* Each record copied, and at most one note before each and one per console. */
-	m->cap = 2 * cap + 2 * PK_MAX_CONSOLES + 2;
-	m->old_seq = calloc(m->cap, sizeof(*m->old_seq));
-	m->new_seq = calloc(m->cap, sizeof(*m->new_seq));
-	m->is_note = calloc(m->cap, 1);
-	if (!m->old_seq || !m->new_seq || !m->is_note) {
-		seq_map_free(m);
-		return -ENOMEM;
+	m->old_n = old_n;
+	m->new_n = st->lanes.n;
+	for (i = 0; i < old_n; i++) {
+		struct lane_map *l = &m->lane[i];
+		uint64_t cap = pk__lane(i)->desc_mask + 1;
+
+		/* Each record copied, and at most one note before each and one per console. */
+		l->cap = 2 * cap + 2 * PK_MAX_CONSOLES + 2;
+		l->old_seq = calloc(l->cap, sizeof(*l->old_seq));
+		l->new_seq = calloc(l->cap, sizeof(*l->new_seq));
+		l->is_note = calloc(l->cap, 1);
+		l->n = 0;
+		if (!l->old_seq || !l->new_seq || !l->is_note)
+			goto out;
 	}
-	m->n = 0;
-	/* Postmortem: a record still in progress has no writer left to finish it. */
-	pk__ring_reader_init(&rd, &pk__st.ring, true);
-	if (rd.next < pk__st.attach_seq)
-		rd.next = pk__st.attach_seq;
+	lr = malloc(sizeof(*lr));
+	buf = calloc(old_n, sizeof(*buf));
+	pos = calloc(PK_MAX_CONSOLES, sizeof(*pos));
+	if (!lr || !buf || !pos)
+		goto out;
+	/* Post-mortem: a record still in progress has no writer left to finish it. */
+	pk__lanes_reader_init(lr, &pk__st.lanes, buf, true, false);
 	/* Losses before every console's position were reported already. */
 	npos = ops->positions(pos, PK_MAX_CONSOLES);
-	for (i = 0; i < npos; i++)
-		m->carry[m->ncarry++] = (struct carry){ .pos = pos[i] };
-	head = pk__ring_next_seq(&pk__st.ring);
-	expect = head;
-	for (i = 0; i < npos; i++)
-		if (pos[i] < expect)
-			expect = pos[i];
-	if (expect < pk__st.attach_seq)
-		expect = pk__st.attach_seq;
-	start = copy_start(st, rd.next, pid);
-	if (start < 0) {
-		seq_map_free(m);
-		return (int)start;
+	m->ncarry = 0;
+	for (k = 0; k < npos; k++) {
+		memset(&m->carry[m->ncarry], 0, sizeof(m->carry[0]));
+		m->carry[m->ncarry++].pos = pos[k];
 	}
-	while (m->n + 2 * PK_MAX_CONSOLES + 1 < m->cap && (ret = pk__ring_read(&rd, &rec)) == 1) {
-		if (rec.seq < (uint64_t)start)
+	for (i = 0; i < old_n; i++) {
+		struct pk_ring_reader *rd = &lr->l[i].rd;
+
+		if (rd->next < pk__st.attach_seq[i])
+			rd->next = pk__st.attach_seq[i];
+		head[i] = pk__ring_next_seq(pk__lane(i));
+		expect[i] = head[i];
+		for (k = 0; k < npos; k++)
+			if (pos[k].s[i] < expect[i])
+				expect[i] = pos[k].s[i];
+		if (expect[i] < pk__st.attach_seq[i])
+			expect[i] = pk__st.attach_seq[i];
+		s = copy_start(st, m, i, rd->next, pid);
+		if (s < 0)
+			goto out;
+		start[i] = (uint64_t)s;
+	}
+	for (;;) {
+		struct lane_map *l;
+
+		ret = pk__lanes_read(lr, &rec, NULL, NULL, NULL, NULL);
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != 1)
+			break;
+		i = rec->lane;
+		l = &m->lane[i];
+		if (l->n + 2 * PK_MAX_CONSOLES + 1 >= l->cap)
+			continue;	/* no room left in the map: counted as lost below */
+		if (rec->seq < start[i])
 			continue;	/* no room: counted as lost below, before the first copied */
-		if (rec.seq > expect)
-			copy_gap(st, m, pos, npos, expect, rec.seq);
-		if (rec.seq + 1 > expect)
-			expect = rec.seq + 1;
-		if (rec.meta.pid != pid)
+		if (rec->seq > expect[i])
+			copy_gap(st, m, pos, npos, i, expect[i], rec->seq, rec->meta.ts_ns);
+		if (rec->seq + 1 > expect[i])
+			expect[i] = rec->seq + 1;
+		last_ts = rec->meta.ts_ns;
+		if (rec->meta.pid != pid)
 			continue;	/* another process's, in a shared store file */
-		rec.meta.flags &= (uint16_t)~PK_REC_NOEOL;
-		if (pk__ring_write(&st->ring, &rec.meta, rec.text, rec.len, false, &seq) == 0) {
-			m->new_seq[m->n] = seq;
-			m->old_seq[m->n++] = rec.seq;
-			carry_settle(m, rec.seq);
+		rec->meta.flags &= (uint16_t)~PK_REC_NOEOL;
+		if (pk__ring_write(&st->lanes.lane[i % m->new_n], &rec->meta, rec->text, rec->len,
+				   false, &seq) == 0) {
+			l->new_seq[l->n] = seq;
+			l->old_seq[l->n++] = rec->seq;
+			carry_settle(m, i, rec->seq);
 		}
 	}
-	/* And what was lost after the last record read (given up on in progress). */
-	if (ret != 1 && expect < head)
-		copy_gap(st, m, pos, npos, expect, head);
-	m->new_head = pk__ring_next_seq(&st->ring);
-	return 0;
+	/* And what was lost after the last record read (given up on in progress, or no room). */
+	for (i = 0; i < old_n; i++)
+		if (expect[i] < head[i])
+			copy_gap(st, m, pos, npos, i, expect[i], head[i], last_ts);
+	for (k = 0; k < m->new_n; k++)
+		m->new_head[k] = pk__ring_next_seq(&st->lanes.lane[k]);
+	ret = 0;
+out:
+	free(lr);
+	free(buf);
+	free(pos);
+	if (ret < 0)
+		seq_map_free(m);
+	return ret;
 }
 
 
@@ -497,15 +638,22 @@ static int store_copy(struct store *st, struct seq_map *m, const struct pk__stor
  */
 int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_ops *ops)
 {
-	struct store st, old = { pk__st.mem, pk__st.mem_size, pk__st.mem_fd, pk__st.ring };
-	struct seq_map m = { 0 };
-	uint64_t attach;
+	struct store st, old = { pk__st.mem, pk__st.mem_size, pk__st.mem_fd, pk__st.lanes };
+	struct seq_map *m = calloc(1, sizeof(*m));
+	uint64_t attach[PK_LANES_MAX];
+	unsigned i;
 	int ret, err;
 
+	if (!m)
+		return -ENOMEM;
+
 	ret = store_map(cfg, false, &st, &err);
-	if (ret < 0)
+	if (ret < 0) {
+		free(m);
 		return ret;
-	attach = atomic_load_explicit(&st.ring.h->seq_head, memory_order_relaxed);
+	}
+	for (i = 0; i < st.lanes.n; i++)
+		attach[i] = atomic_load_explicit(&st.lanes.lane[i].h->seq_head, memory_order_relaxed);
 	pk__switch_begin();
 	/* LMM(gate:B), LMM(switch:A) */
 	atomic_store_explicit(&pk__g.state, PK__INITIALIZING, memory_order_seq_cst);
@@ -513,29 +661,32 @@ int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_
 		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
 		pk__switch_end();
 		store_release(&st);
+		free(m);
 		return -EBUSY;
 	}
 	if (pk__switch_hook)
 		pk__switch_hook();
-	ret = store_copy(&st, &m, ops);
+	ret = store_copy(&st, m, ops);
 	if (ret < 0) {
 		atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
 		pk__switch_end();
 		store_release(&st);
+		free(m);
 		return ret;
 	}
-	pk__ring_finalize_last(&pk__st.ring);
-	pk__st.ring = st.ring;
+	pk__store_finalize_last();
+	pk__st.lanes = st.lanes;
 	pk__st.mem = st.mem;
 	pk__st.mem_size = st.size;
 	pk__st.mem_fd = st.fd;
-	pk__st.attach_seq = attach;
+	memcpy(pk__st.attach_seq, attach, sizeof(attach));
 	store_share_note();
 	/* A thread's open record (pk_cont) was in the old store. */
 	atomic_fetch_add_explicit(&pk__st.store_gen, 1, memory_order_relaxed);
 	pk__self.open_valid = false;
-	ops->rebase(map_seq, &m);
-	seq_map_free(&m);
+	ops->rebase(map_pos, m);
+	seq_map_free(m);
+	free(m);
 	store_note(cfg, &st);
 	/* Publishes the new store to the callers (pk__gate_enter, printk_ready). */
 	atomic_store_explicit(&pk__g.state, PK__READY, memory_order_release);
@@ -547,11 +698,12 @@ int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_
 	return 0;
 }
 
-int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seqp)
+int pk__store(int level, unsigned flags, const char *text, size_t len, unsigned *lanep,
+	      uint64_t *seqp)
 {
 	struct pk_ring_meta m;
 	uint64_t *slot, seq = PK__NO_SEQ;
-	unsigned depth;
+	unsigned depth, lane_spare, *lslot;
 	size_t max = PK_RECORD_MAX;
 	int ret;
 
@@ -563,7 +715,7 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 		flags |= PK_REC_TRUNC;
 	}
 	if (flags & PK_REC_TRUNC)
-		atomic_fetch_add_explicit(&pk__st.ring.h->truncated, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pk__lane(0)->h->truncated, 1, memory_order_relaxed);
 	if (pk__self.emergency)
 		flags |= PK_REC_EMERG;
 	m.ts_ns = pk__now_ns();
@@ -579,10 +731,14 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 	 */
 	depth = pk__self.wdepth;
 	slot = depth < PK__ARRAY_SIZE(pk__self.wseq) ? &pk__self.wseq[depth] : &seq;
+	lslot = depth < PK__ARRAY_SIZE(pk__self.wlane) ? &pk__self.wlane[depth] : &lane_spare;
 	*(volatile uint64_t *)slot = PK__NO_SEQ;
 	*(volatile unsigned *)&pk__self.wdepth = depth + 1;
-	ret = pk__ring_write(&pk__st.ring, &m, text, (uint32_t)len, (flags & PK_REC_NOEOL) != 0, slot);
+	ret = pk__lanes_write(&pk__st.lanes, &m, text, (uint32_t)len, (flags & PK_REC_NOEOL) != 0,
+			      lslot, slot);
 	seq = *slot;
+	if (lanep)
+		*lanep = *lslot;
 	*(volatile unsigned *)&pk__self.wdepth = depth;
 	if (seqp)
 		*seqp = seq;
@@ -591,28 +747,40 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t 
 
 int pk_stats_get(struct pk_stats *st)
 {
-	const struct pk_ring *ring = &pk__st.ring;
 	const struct pk_ring_hdr *h;
+	unsigned i;
 
 	if (!st)
 		return -EINVAL;
 	if (!pk__gate_enter())
 		return -ENODEV;
-	h = ring->h;
 	memset(st, 0, sizeof(*st));
-	st->first_seq = h->first_seq;
-	st->next_seq = atomic_load_explicit(&h->seq_head, memory_order_acquire);
-	st->oldest_seq = pk__ring_oldest(ring, false);
+	/*
+	 * Summed over the lanes: seqs are per lane, so first, next and oldest
+	 * seq are sums too (next - first is what was stored, oldest - first
+	 * what was overwritten), and sizes are the store's.
+	 */
+	for (i = 0; i < pk__st.lanes.n; i++) {
+		const struct pk_ring *ring = pk__lane(i);
+		uint64_t next, oldest;
+
+		h = ring->h;
+		next = atomic_load_explicit(&h->seq_head, memory_order_acquire);
+		oldest = pk__ring_oldest(ring, false);
+		st->first_seq += h->first_seq;
+		st->next_seq += next;
+		st->oldest_seq += oldest;
+		st->truncated += atomic_load_explicit(&h->truncated, memory_order_relaxed);
+		st->lost += atomic_load_explicit(&h->lost, memory_order_relaxed);
+		st->reserve_failed += atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
+		st->refused += atomic_load_explicit(&h->refused, memory_order_relaxed);
+		st->suppressed += atomic_load_explicit(&h->suppressed, memory_order_relaxed);
+		st->eager += atomic_load_explicit(&h->eager, memory_order_relaxed);
+		st->data_size += ring->data_size;
+		st->desc_count += ring->desc_mask + 1;
+	}
 	st->stored = st->next_seq - st->first_seq;
 	st->overwritten = st->oldest_seq - st->first_seq;
-	st->truncated = atomic_load_explicit(&h->truncated, memory_order_relaxed);
-	st->lost = atomic_load_explicit(&h->lost, memory_order_relaxed);
-	st->reserve_failed = atomic_load_explicit(&h->reserve_failed, memory_order_relaxed);
-	st->refused = atomic_load_explicit(&h->refused, memory_order_relaxed);
-	st->suppressed = atomic_load_explicit(&h->suppressed, memory_order_relaxed);
-	st->eager = atomic_load_explicit(&h->eager, memory_order_relaxed);
-	st->data_size = ring->data_size;
-	st->desc_count = ring->desc_mask + 1;
 	st->consoles_failed = atomic_load_explicit(&pk__g.consoles_failed, memory_order_relaxed);
 	pk__gate_exit();
 	return 0;

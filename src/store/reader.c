@@ -68,7 +68,7 @@ struct pk_reader *pk_reader_open(void)
 		errno = EAGAIN;	/* the store is being replaced or released */
 		return NULL;
 	}
-	r->ring = pk__st.ring;
+	r->ring = *pk__lane(0);	/* lanes: reader.c merges them (lanes-read) */
 	r->gen = atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed);
 	r->fd = -1;
 	r->writable = true;

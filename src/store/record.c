@@ -439,14 +439,15 @@ static void lost_note_render(struct pk_ring_rec *rec)
 	rec->len = n > 0 ? (uint32_t)n : 0;
 }
 
-int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t *seq)
+int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t ts,
+			uint64_t *seq)
 {
 	struct pk_ring_meta m = { 0 };
 
 	if (!note->cum[8])
 		return 0;
 	atomic_fetch_add_explicit(&ring->h->lost, note->cum[8], memory_order_relaxed);
-	m.ts_ns = pk__now_ns();
+	m.ts_ns = ts ? ts : pk__now_ns();
 	m.tid = pk__tid();
 	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	m.level = PK_EMERG;

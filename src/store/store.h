@@ -21,14 +21,15 @@
 #include "printk/reader.h"
 #include "store/pathwalk.h"
 #include "store/ringbuf.h"
+#include "store/lanes.h"
 
 
 
 
 
-/* The store in use (the region, its file, its ring). */
+/* The store in use (the region, its file, its lanes). */
 struct pk__store_state {
-	struct pk_ring ring;
+	struct pk_lanes lanes;
 	void *mem;		/* the region */
 	size_t mem_size;
 	int mem_fd;		/* persistent store, or -1 */
@@ -37,7 +38,7 @@ struct pk__store_state {
 	 * store may hold records of earlier runs and of other live processes,
 	 * and this process's consoles print neither.
 	 */
-	uint64_t attach_seq;
+	uint64_t attach_seq[PK_LANES_MAX];	/* per lane */
 	/* Bumped when pk_init() adopts another store (seqs start afresh). */
 	_Atomic uint32_t store_gen;
 	/*
@@ -51,6 +52,25 @@ struct pk__store_state {
 };
 
 extern struct pk__store_state pk__st;
+
+/* Lane @i of the store in use (0 <= i < pk__st.lanes.n). */
+static inline struct pk_ring *pk__lane(unsigned i)
+{
+	return &pk__st.lanes.lane[i];
+}
+
+/*
+ * A position in the store in use, lane by lane: the seq each lane's
+ * reader is at (only the first pk__st.lanes.n count).
+ */
+struct pk__spos {
+	uint64_t s[PK_LANES_MAX];
+};
+
+/* Every lane's seq_head now (acquire loads). */
+void pk__store_heads(struct pk__spos *out);
+/* Make every lane's newest record readable if it is still open. */
+void pk__store_finalize_last(void);
 
 /* Tests: called while a store switch holds callers out (pk_init()); NULL: none. */
 extern void (*pk__switch_hook)(void);
@@ -100,10 +120,11 @@ struct pk__lost_note {
 };
 /*
  * Store a lost note into @ring (as this process, level PK_EMERG, so that
- * no console's level passes it over).  Nothing if no console would count
+ * no console's level passes it over), with timestamp @ts (0: now).  Nothing if no console would count
  * any.  Also adds cum[8] to the store's `lost'.  Return: 0 or -ENOBUFS.
  */
-int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t *seq);
+int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, uint64_t ts,
+			uint64_t *seq);
 /* Records lost note @rec reports to a console of @max_level (0: not a valid note). */
 uint64_t pk__lost_note_count(const struct pk_ring_rec *rec, int max_level);
 uint64_t pk__lost_note_unknown(const struct pk_ring_rec *rec);
@@ -159,8 +180,12 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags);
  * Context: async-signal-safe, any thread (the reader's).
  */
 void pk__rec_render(struct pk_ring_rec *rec);
-/* Store preformatted text as a record (no flushing). */
-int pk__store(int level, unsigned flags, const char *text, size_t len, uint64_t *seq);
+/*
+ * Store preformatted text as a record (no flushing), in this CPU's lane:
+ * its lane into *@lane and its seq into *@seq (either may be NULL).
+ */
+int pk__store(int level, unsigned flags, const char *text, size_t len, unsigned *lane,
+	      uint64_t *seq);
 
 /* early.c: the static early store (see there) */
 /* May this thread initialise now (it is not, as far as can be told, in a signal handler)? */
@@ -251,16 +276,17 @@ void pk__store_fork_shared(void);
  * moving each to the new store's seqs through @map.
  */
 struct pk__store_switch_ops {
-	unsigned (*positions)(uint64_t *out, unsigned max);
+	unsigned (*positions)(struct pk__spos *out, unsigned max);
 	/*
-	 * @map: the new seq of a console at @old_seq; for a position that
-	 * positions() gave, also *@has_carry and @carry: what the console
-	 * missed before its first copied record, to be reported by the
-	 * console itself (the notes in the new store for it may be
-	 * overwritten before it gets there).
+	 * @map: the new position of a console at @old (lanes of the store
+	 * in use) into *@now (lanes of the new one); for a position that
+	 * positions() gave, also, per new lane, has_carry[l] and carry[l]:
+	 * what the console missed before its first copied record there, to
+	 * be reported by the console itself (the notes in the new store for
+	 * it may be overwritten before it gets there).
 	 */
-	void (*rebase)(uint64_t (*map)(uint64_t old_seq, void *arg, struct pk__lost_note *carry,
-				       bool *has_carry),
+	void (*rebase)(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
+				   struct pk__lost_note *carry, bool *has_carry),
 		       void *arg);
 };
 /*
