@@ -230,10 +230,16 @@ int pk__lanes_fill(struct pk_lanes_reader *lr, unsigned i, const struct pk_ring_
 {
 	struct pk_lanes_lane *l = &lr->l[i];
 	uint64_t from = l->rd.next, sk = 0, to;
+	unsigned j;
 	int r;
 
 	if (l->have)
 		return 1;
+	/* Another lane's record waits: a record in progress here is given up in time. */
+	l->rd.later_elsewhere = false;
+	for (j = 0; j < lr->ls->n && !l->rd.later_elsewhere; j++)
+		if (j != i && lr->l[j].have)
+			l->rd.later_elsewhere = true;
 	r = pk__ring_read_filtered(&l->rd, &lr->buf[i], f, &sk, lost);
 	to = r == 1 ? lr->buf[i].seq : l->rd.next;
 	if (skipped)
@@ -291,6 +297,19 @@ int pk__lanes_choose(struct pk_lanes_reader *lr)
 								  l->rd.next);
 						return -EAGAIN;
 					}
+				}
+				/*
+				 * A reader that cannot write cannot finalize an
+				 * open line: it waits the grace for it too.  A
+				 * record in progress is given up by the lane's
+				 * ring reader after its stall limit (fill()).
+				 */
+				if (!lr->seal) {
+					now = mono_ns();
+					if (!lr->blocked_since_ns)
+						lr->blocked_since_ns = now;
+					if (now - lr->blocked_since_ns >= lr->grace_ns)
+						break;
 				}
 				return -1;
 			}

@@ -353,7 +353,13 @@ static void map_pos(const struct pk__spos *old, struct pk__spos *now, void *arg,
 	unsigned i, j, l;
 	uint64_t v;
 
-	for (i = 0; i < m->ncarry && !c; i++)
+	/*
+	 * The carry only where one old lane goes into a new lane.  Into a
+	 * store of fewer lanes several old lanes share one: the console starts
+	 * at the first of their mapped positions and reads the others' notes
+	 * in-band, so a carry would count them twice.
+	 */
+	for (i = 0; i < m->ncarry && !c && m->old_n <= m->new_n; i++)
 		if (!memcmp(m->carry[i].pos.s, old->s, m->old_n * sizeof(old->s[0])))
 			c = &m->carry[i];
 	for (j = 0; j < m->new_n; j++) {

@@ -1311,7 +1311,12 @@ static bool stall(struct pk_ring_reader *rd, uint64_t r, uint64_t head)
 		rd->stall_seq = r;
 		rd->stall_since_ns = t;
 	}
-	return t - rd->stall_since_ns < rd->stall_limit_ns || head <= r + 1;
+	/*
+	 * With nothing after it in this region a record in progress is waited
+	 * for as long as it takes, unless a merging reader says that records
+	 * of other lanes wait behind it (lanes.c).
+	 */
+	return t - rd->stall_since_ns < rd->stall_limit_ns || (head <= r + 1 && !rd->later_elsewhere);
 }
 
 uint64_t pk__ring_own_words(const struct pk_ring *ring)

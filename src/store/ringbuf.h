@@ -254,6 +254,12 @@ struct pk_ring_reader {
 	uint64_t skip_seq;		/* never wait for this record */
 	bool postmortem;		/* the writers are gone: nothing is in progress */
 	/*
+	 * Records of other lanes wait behind this reader's record in
+	 * progress (set by a merging reader, lanes.c): give it up after
+	 * stall_limit_ns even if nothing follows it in this region.
+	 */
+	bool later_elsewhere;
+	/*
 	 * Seqs a filtered read (f->own, not f->sole) gave up on while they
 	 * were unclaimed and not in the own table: their writer may be one
 	 * of this view's, between taking the seq and noting it.  Decided,
