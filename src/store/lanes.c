@@ -147,12 +147,16 @@ int pk__lanes_attach(struct pk_lanes *ls, void *mem, size_t size)
 		return ret;
 	/* Read once: another process may change the file under us. */
 	n = h0->lanes;
-	lane_size = h0->total_size;
 	if (n < 1 || n > PK_LANES_MAX || h0->lane != 0)
 		return -EINVAL;
+#ifndef PK_RING_HEAD_CAS16
+	/* Its writers' and readers' order rests on the 16-byte head: one lane only. */
+	if (n > 1)
+		return -ENOTSUP;
+#endif
+	/* The size pk__ring_attach() validated, not a second read of the file's. */
+	lane_size = PK_RING_HDR_SIZE + (ls->lane[0].desc_mask + 1) * 8 + ls->lane[0].data_size;
 	if (lane_size > size / n)
-		return -EINVAL;
-	if (ls->lane[0].h->total_size != lane_size)
 		return -EINVAL;
 	for (i = 1; i < n; i++) {
 		const volatile struct pk_ring_hdr *h =
@@ -161,7 +165,9 @@ int pk__lanes_attach(struct pk_lanes *ls, void *mem, size_t size)
 		ret = pk__ring_attach(&ls->lane[i], (char *)mem + (size_t)i * lane_size, lane_size);
 		if (ret)
 			return ret;
-		if (h->lanes != n || h->lane != i)
+		/* Every lane of one geometry, naming its place. */
+		if (h->lanes != n || h->lane != i ||
+		    ls->lane[i].data_size != ls->lane[0].data_size)
 			return -EINVAL;
 	}
 	ls->n = n;
@@ -324,6 +330,8 @@ int pk__lanes_choose(struct pk_lanes_reader *lr)
 				return -1;
 			}
 			now = mono_ns();
+			if (k == UINT64_MAX)
+				return -1;	/* no seal can clear it (a hostile head_ts) */
 			if (now <= k)
 				now = k + 1;
 			if (pk__ring_seal((struct pk_ring *)&ls->lane[i], hs, now)) {

@@ -900,22 +900,47 @@ static uint64_t take_space(struct pk_ring *ring, uint64_t size)
  * the macro (x86-64, AArch64) make an aligned 8-byte load single-copy
  * atomic against the 16-byte CAS, which writes both halves in one step.
  */
+#ifdef PK_RING_HEAD_CAS16
+typedef unsigned __int128 pk_u128;
+
+/*
+ * The 16-byte compare-and-swap: the value @w held, @old if it swapped.  On
+ * x86-64 the instruction itself: ThreadSanitizer turns the __sync builtin
+ * into a call that takes a lock of its own (a process-local spin lock with
+ * plain loads and stores), which is neither atomic against another process
+ * sharing a store file nor lock-free.  A full barrier either way.
+ */
+static inline pk_u128 cas16(pk_u128 *w, pk_u128 old, pk_u128 now)
+{
+#if defined(__x86_64__)
+	uint64_t lo = (uint64_t)old, hi = (uint64_t)(old >> 64);
+
+	__asm__ __volatile__("lock cmpxchg16b %0"
+			     : "+m"(*w), "+a"(lo), "+d"(hi)
+			     : "b"((uint64_t)now), "c"((uint64_t)(now >> 64))
+			     : "memory", "cc");
+	return (pk_u128)hi << 64 | lo;
+#else
+	return __sync_val_compare_and_swap(w, old, now);
+#endif
+}
+#endif
+
 static inline uint64_t head_take(struct pk_ring_hdr *h, uint64_t *ts)
 {
 #ifdef PK_RING_HEAD_CAS16
-	typedef unsigned __int128 u128;
-	u128 *w = (u128 *)(void *)&h->seq_head;
+	pk_u128 *w = (pk_u128 *)(void *)&h->seq_head;
 	uint64_t s = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
 	uint64_t t = atomic_load_explicit(&h->head_ts, memory_order_relaxed);
-	u128 old = (u128)t << 64 | s, now, got;
+	pk_u128 old = (pk_u128)t << 64 | s, now, got;
 
 	for (;;) {
 		s = (uint64_t)old;
 		t = (uint64_t)(old >> 64);
 		if (t < *ts)
 			t = *ts;
-		now = (u128)t << 64 | (s + 1);
-		got = __sync_val_compare_and_swap(w, old, now);
+		now = (pk_u128)t << 64 | (s + 1);
+		got = cas16(w, old, now);
 		if (got == old)
 			break;
 		old = got;
@@ -937,23 +962,26 @@ uint64_t pk__ring_floor(const struct pk_ring *ring, uint64_t *seq)
 	uint64_t t = atomic_load_explicit(&ring->h->head_ts, memory_order_acquire);
 
 	*seq = atomic_load_explicit(&ring->h->seq_head, memory_order_seq_cst);
+#ifdef PK_RING_HEAD_CAS16
 	return t;
+#else
+	return 0;	/* writers ignore head_ts: no bound */
+#endif
 }
 
 bool pk__ring_seal(struct pk_ring *ring, uint64_t seq, uint64_t ts)
 {
 #ifdef PK_RING_HEAD_CAS16
-	typedef unsigned __int128 u128;
-	u128 *w = (u128 *)(void *)&ring->h->seq_head;
+	pk_u128 *w = (pk_u128 *)(void *)&ring->h->seq_head;
 	uint64_t t = atomic_load_explicit(&ring->h->head_ts, memory_order_relaxed);
-	u128 old = (u128)t << 64 | seq, got;
+	pk_u128 old = (pk_u128)t << 64 | seq, got;
 
 	for (;;) {
 		if ((uint64_t)old != seq)
 			return false;		/* a writer reserved seq */
 		if ((uint64_t)(old >> 64) >= ts)
 			return true;
-		got = __sync_val_compare_and_swap(w, old, (u128)ts << 64 | seq);
+		got = cas16(w, old, (pk_u128)ts << 64 | seq);
 		if (got == old)
 			return true;
 		old = got;
