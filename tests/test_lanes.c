@@ -205,6 +205,77 @@ static void test_open_line(void **state)
 	store_free(s);
 }
 
+/* Take lane @l's next seq as a writer parked for good right after its head CAS would. */
+static uint64_t park_writer(struct pk_ring *r)
+{
+	typedef unsigned __int128 u128;
+	u128 *w = (u128 *)(void *)&r->h->seq_head, old, got;
+
+	old = (u128)atomic_load(&r->h->head_ts) << 64 | atomic_load(&r->h->seq_head);
+	for (;;) {
+		got = __sync_val_compare_and_swap(w, old, old + 1);
+		if (got == old)
+			return (uint64_t)old;
+		old = got;
+	}
+}
+
+/*
+ * A writer parked for good in lane 0, with nothing after it there, and a
+ * record in lane 1: the reader gives the parked one up after its stall
+ * limit and counts it, instead of holding lane 1 for ever (a single ring
+ * gives up only when later records exist in the ring itself).
+ */
+static void test_parked_writer(void **state)
+{
+	struct store *s = store_new(2, 13);
+	struct pk_ring_rec *buf = calloc(2, sizeof(*buf)), *rec;
+	struct pk_lanes_reader *lr = calloc(1, sizeof(*lr));
+	uint64_t seq, jumped = 0, t0;
+	int r;
+
+	(void)state;
+	park_writer(&s->ls.lane[0]);
+	assert_int_equal(put(&s->ls.lane[1], tu_now_ns(), "one", false, &seq), 0);
+	pk__lanes_reader_init(lr, &s->ls, buf, false, true);
+	lr->l[0].rd.stall_limit_ns = 50 * 1000 * 1000;
+	t0 = tu_now_ns();
+	do {
+		r = pk__lanes_read(lr, &rec, NULL, NULL, &jumped, NULL);
+		if (r != 1)
+			usleep(1000);
+	} while (r != 1 && tu_now_ns() - t0 < 10ull * 1000 * 1000 * 1000);
+	assert_int_equal(r, 1);
+	assert_string_equal(rec->text, "one");
+	assert_int_equal(jumped, 1);
+	assert_true(tu_now_ns() - t0 >= 50 * 1000 * 1000);
+	free(lr);
+	free(buf);
+	store_free(s);
+}
+
+/* Lanes of another geometry than lane 0's are refused. */
+static void test_attach_mixed_geometry(void **state)
+{
+	size_t l13 = pk__ring_region_size(13), l14 = pk__ring_region_size(14);
+	char *mem = aligned_alloc(4096, 2 * l14);
+	struct pk_lanes ls;
+	struct pk_ring_hdr *h;
+
+	(void)state;
+	/* Lane 0 of 16 KiB data, "lane 1" of 8 KiB inside the second slot. */
+	pk__ring_format(mem, 14, 0);
+	h = (struct pk_ring_hdr *)mem;
+	h->lanes = 2;
+	pk__ring_format(mem + l14, 13, 0);
+	h = (struct pk_ring_hdr *)(mem + l14);
+	h->lanes = 2;
+	h->lane = 1;
+	assert_true(l13 < l14);
+	assert_int_equal(pk__lanes_attach(&ls, mem, 2 * l14), -EINVAL);
+	free(mem);
+}
+
 /* ---- the stress: migrating writers, nested handlers, causal chains ---- */
 
 #define NW_MAX		8
@@ -435,6 +506,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_attach_validation),
 		cmocka_unit_test(test_idle_lanes),
 		cmocka_unit_test(test_open_line),
+		cmocka_unit_test(test_parked_writer),
+		cmocka_unit_test(test_attach_mixed_geometry),
 		cmocka_unit_test(test_stress_migrate),
 		cmocka_unit_test(test_stress_idle_lanes_signals),
 		cmocka_unit_test(test_stress_overrun),
