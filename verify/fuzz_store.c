@@ -81,7 +81,7 @@
 #endif
 
 #include "format/format.h"
-#include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 
 /*
@@ -330,35 +330,38 @@ static void image_done(uint64_t *buf, void *mem, size_t size)
 		free(mem);
 }
 
-/* What a writer stores on top of a store it opened. */
-static void write_on(struct pk_ring *ring)
+/* What a writer stores on top of a store it opened: in every lane. */
+static void write_on(struct pk_lanes *ls)
 {
 	struct pk_ring_meta m = { .ts_ns = 1, .tid = 7, .level = 6, .facility = 1 };
 	uint64_t seq;
+	unsigned l;
 	int i;
 
-	for (i = 0; i < 3; i++)
-		pk__ring_write(ring, &m, "fuzz", 4, i == 1, &seq);
-	pk__ring_extend(ring, seq, " more", 5, false, PK_RING_TEXT_MAX);
+	for (l = 0; l < ls->n; l++) {
+		for (i = 0; i < 3; i++)
+			pk__ring_write(&ls->lane[l], &m, "fuzz", 4, i == 1, &seq);
+		pk__ring_extend(&ls->lane[l], seq, " more", 5, false, PK_RING_TEXT_MAX);
+	}
 }
 
 /*
  * The writer's side in memory: the checks a writer's open makes of an
- * existing file's contents, its recovery of dead writers' records, new
- * records stored on top of the hostile contents, then a read.  In a copy
- * of exactly @size bytes on the heap, so that AddressSanitizer sees any
- * access past the image.
+ * existing file's contents, its recovery of dead writers' records in
+ * every lane, new records stored on top of the hostile contents, then a
+ * read.  In a copy of exactly @size bytes on the heap, so that
+ * AddressSanitizer sees any access past the image.
  */
 static void write_image(const uint8_t *data, size_t size)
 {
 	static uint64_t buf[IMAGE_MAX / 8];
-	struct pk_ring ring;
+	static struct pk_lanes ls;
 	void *mem = image(buf, data, size);
 
-	if (pk__persist_check_image(mem, size, true, &ring) == 0) {
-		pk__persist_take_over(&ring, 0);
-		if (pk__ring_attach(&ring, mem, size) == 0)
-			write_on(&ring);
+	if (pk__persist_check_image(mem, size, true, &ls) == 0) {
+		pk__persist_take_over(&ls, 0);
+		if (pk__lanes_attach(&ls, mem, size) == 0)
+			write_on(&ls);
 		read_store(pk__reader_open_image(mem, size), UINT64_MAX, NULL, false);
 	}
 	image_done(buf, mem, size);
@@ -375,8 +378,8 @@ static void write_store(const uint8_t *data, size_t size)
 {
 	static char dir[64];
 	char path[128];
+	static struct pk_lanes ls;
 	struct pk_config cfg;
-	struct pk_ring ring;
 	void *mem;
 	size_t msize;
 	int fd;
@@ -399,8 +402,8 @@ static void write_store(const uint8_t *data, size_t size)
 		unlink(path);
 		return;
 	}
-	if (pk__ring_attach(&ring, mem, msize) == 0)
-		write_on(&ring);
+	if (pk__lanes_attach(&ls, mem, msize) == 0)
+		write_on(&ls);
 	pk__persist_close(mem, msize, fd);
 	read_store(pk_reader_open_file(path), UINT64_MAX, NULL, true);
 	unlink(path);

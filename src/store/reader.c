@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 
 struct pk_reader {
@@ -118,6 +119,7 @@ struct pk_reader *pk_reader_open_file_flags(const char *path, unsigned flags)
 
 struct pk_reader *pk__reader_open_image(void *mem, size_t size)
 {
+	struct pk_lanes ls;
 	struct pk_reader *r;
 	int ret;
 
@@ -130,12 +132,13 @@ struct pk_reader *pk__reader_open_image(void *mem, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = pk__persist_check_image(mem, size, false, &r->ring);
+	ret = pk__persist_check_image(mem, size, false, &ls);
 	if (ret < 0) {
 		free(r);
 		errno = -ret;
 		return NULL;
 	}
+	r->ring = ls.lane[0];	/* lane 0 only, for now */
 	r->map = mem;
 	r->map_size = size;
 	r->fd = -1;
