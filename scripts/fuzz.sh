@@ -48,7 +48,8 @@ mkdir -p "$build/artifacts"
 # NAME BINARY MODE MAX_LEN WEIGHT SHARE: the harnesses; WEIGHT, each one's
 # share of the time in tenths; SHARE, its share of PK_FUZZ_RUNS in
 # hundredths (the fast parsers take more executions).  -max_len: a minimal store
-# file is 5632 bytes; the grammars' items are far shorter than
+# file is 10752 bytes, one of 4 lanes 43008 (the seeds go up to that); the
+# grammars' items are far shorter than
 # console_spec.c's 4200-byte item limit.
 WEIGHTS="config fuzz_config - 256 1 27
 modules fuzz_modules - 1024 1 15
@@ -56,7 +57,7 @@ console fuzz_console - 4096 1 15
 dyndbg fuzz_dyndbg - 1024 1 15
 printf fuzz_printf - 1024 1 15
 package fuzz_store package 4096 1 5
-store fuzz_store file 12288 2 4
+store fuzz_store file 45056 2 4
 recipe fuzz_store recipe 12288 2 4"
 total=0
 for w in $(echo "$WEIGHTS" | awk '{ print $5 }'); do total=$((total + w)); done

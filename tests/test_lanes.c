@@ -276,6 +276,77 @@ static void test_attach_mixed_geometry(void **state)
 	free(mem);
 }
 
+/*
+ * A read-only reader of a live store with an idle lane lets out at once
+ * the records older than its grace: only a writer preempted that long
+ * could still store an older one.  (It waited the grace for each.)
+ */
+static void test_readonly_backlog(void **state)
+{
+	struct store *s = store_new(2, 13);
+	struct pk_ring_rec *buf = calloc(2, sizeof(*buf)), *rec;
+	struct pk_lanes_reader *lr = calloc(1, sizeof(*lr));
+	uint64_t seq, t0 = tu_now_ns() - 5000000000ull, start;
+	char text[32];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 40; i++) {
+		snprintf(text, sizeof(text), "old %d", i);
+		assert_int_equal(put(&s->ls.lane[0], t0 + (uint64_t)i, text, false, &seq), 0);
+	}
+	pk__lanes_reader_init(lr, &s->ls, buf, false, false);
+	lr->grace_ns = 2000000000ull;
+	start = tu_now_ns();
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(drain(lr, &rec, NULL), 1);
+		assert_int_equal(rec->seq, i);
+	}
+	assert_true(tu_now_ns() - start < lr->grace_ns);
+	/* A record of now is still held for its grace. */
+	assert_int_equal(put(&s->ls.lane[0], tu_now_ns(), "new", false, &seq), 0);
+	assert_int_equal(drain(lr, &rec, NULL), 0);
+	free(lr);
+	free(buf);
+	store_free(s);
+}
+
+/*
+ * ACROSS A REBOOT (lanes.c): a record far ahead of the clock (stored
+ * before a reboot) is let out without a seal, by a reader that may seal
+ * and by one that may not; the idle lanes' heads stay at the clock, so
+ * that a record stored now gets the time of now, not the earlier boot's.
+ */
+static void test_earlier_boot(void **state)
+{
+	struct store *s = store_new(4, 13);
+	struct pk_ring_rec *buf = calloc(4, sizeof(*buf)), *rec;
+	struct pk_lanes_reader *lr = calloc(1, sizeof(*lr));
+	uint64_t seq, hs, ahead = tu_now_ns() + 3600ull * 1000000000ull;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(put(&s->ls.lane[1], ahead, "before the reboot", false, &seq), 0);
+	pk__lanes_reader_init(lr, &s->ls, buf, false, false);
+	lr->grace_ns = 10ull * 1000000000ull;
+	assert_int_equal(drain(lr, &rec, NULL), 1);
+	assert_string_equal(rec->text, "before the reboot");
+	pk__lanes_reader_init(lr, &s->ls, buf, false, true);
+	assert_int_equal(drain(lr, &rec, NULL), 1);
+	assert_string_equal(rec->text, "before the reboot");
+	assert_int_equal(lr->seals, 0);
+	for (i = 0; i < 4; i++)
+		if (i != 1)
+			assert_true(pk__ring_floor(&s->ls.lane[i], &hs) < ahead - 1800ull * 1000000000ull);
+	assert_int_equal(put(&s->ls.lane[2], tu_now_ns(), "after", false, &seq), 0);
+	assert_int_equal(drain(lr, &rec, NULL), 1);
+	assert_string_equal(rec->text, "after");
+	assert_true(rec->meta.ts_ns < ahead - 1800ull * 1000000000ull);
+	free(lr);
+	free(buf);
+	store_free(s);
+}
+
 /* ---- the stress: migrating writers, nested handlers, causal chains ---- */
 
 #define NW_MAX		8
@@ -508,6 +579,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_line),
 		cmocka_unit_test(test_parked_writer),
 		cmocka_unit_test(test_attach_mixed_geometry),
+		cmocka_unit_test(test_readonly_backlog),
+		cmocka_unit_test(test_earlier_boot),
 		cmocka_unit_test(test_stress_migrate),
 		cmocka_unit_test(test_stress_idle_lanes_signals),
 		cmocka_unit_test(test_stress_overrun),

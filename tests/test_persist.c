@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 #include "printk/console.h"
 #include "testutil.h"
@@ -1086,6 +1087,520 @@ static void test_kill_wrap(void **state)
 	assert_true(res.wrapped * 4 >= kills);
 }
 
+/* ---- stores of lanes, made directly (the library writes one lane today) ---- */
+
+/* A store file of lanes, formatted in place, as a writer that died left it. */
+struct lanes_file {
+	void *mem;
+	size_t size;
+	int fd;
+	struct pk_lanes ls;
+};
+
+/* @path made a store of @n lanes of 2^@l2 data bytes each, mapped into @f. */
+static void lf_create(struct lanes_file *f, const char *path, unsigned n, unsigned l2)
+{
+	f->size = pk__lanes_region_size(n, l2);
+	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(f->fd >= 0);
+	assert_int_equal(ftruncate(f->fd, (off_t)f->size), 0);
+	f->mem = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	assert_true(f->mem != MAP_FAILED);
+	pk__lanes_format(f->mem, n, l2, 0);
+	((struct pk_ring_hdr *)f->mem)->generation = 1;
+	assert_int_equal(pk__lanes_attach(&f->ls, f->mem, f->size), 0);
+	assert_int_equal(f->ls.n, n);
+}
+
+static void lf_close(struct lanes_file *f)
+{
+	munmap(f->mem, f->size);
+	close(f->fd);
+}
+
+/* Store @text in lane @lane with timestamp @ts (its seq returned). */
+static uint64_t lf_put(struct lanes_file *f, unsigned lane, uint64_t ts, const char *text)
+{
+	struct pk_ring_meta m = { .ts_ns = ts, .pid = 4242, .tid = 100 + lane, .level = 6,
+				  .facility = 1 };
+	uint64_t seq;
+
+	assert_int_equal(pk__ring_write(&f->ls.lane[lane], &m, text, (uint32_t)strlen(text), false,
+					&seq), 0);
+	return seq;
+}
+
+/* A record as written: its key, and its text. */
+struct key {
+	uint64_t ts;
+	unsigned lane;
+	uint64_t seq;
+	char text[32];
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->lane != y->lane)
+		return x->lane < y->lane ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+#define NKEYS	400
+
+/*
+ * @n records in a store of 4 lanes at @path, in lanes picked at random
+ * with timestamps that interleave (ties across lanes included); @keys
+ * receives them in the merged order (ts, lane, seq).
+ */
+static void interleaved_store(const char *path, struct key *keys, unsigned n)
+{
+	struct lanes_file f;
+	unsigned i, s = 12345;
+	uint64_t ts = 1000000000ull;
+
+	lf_create(&f, path, 4, 13);
+	for (i = 0; i < n; i++) {
+		keys[i].lane = rnd(&s) % 4;
+		ts += rnd(&s) % 3 == 0 ? 0 : rnd(&s) % 5000;	/* ties now and then */
+		keys[i].ts = ts;
+		snprintf(keys[i].text, sizeof(keys[i].text), "rec %u lane %u", i, keys[i].lane);
+		keys[i].seq = lf_put(&f, keys[i].lane, ts, keys[i].text);
+	}
+	lf_close(&f);
+	qsort(keys, n, sizeof(*keys), key_cmp);
+}
+
+/* The next record of @r must be @k. */
+static void expect_key(struct pk_reader *r, const struct key *k)
+{
+	struct pk_record rec;
+
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	if (rec.ts_ns != k->ts || rec.lane != k->lane || rec.seq != k->seq ||
+	    strcmp(rec.text, k->text))
+		fail_msg("got %llu/%u/%llu \"%s\", wanted %llu/%u/%llu \"%s\"",
+			 (unsigned long long)rec.ts_ns, rec.lane, (unsigned long long)rec.seq,
+			 rec.text, (unsigned long long)k->ts, k->lane, (unsigned long long)k->seq,
+			 k->text);
+}
+
+/*
+ * A post-mortem store of 4 lanes whose timestamps interleave is read in
+ * exactly the key order (ts, lane, seq), each record with its lane and
+ * its seq in that lane; pk_reader_info() sums the lanes.
+ */
+static void test_lanes_postmortem_order(void **state)
+{
+	char *path = tu_tmp_path("persist-lanes");
+	struct key *keys = calloc(NKEYS, sizeof(*keys));
+	struct pk_store_info info;
+	struct pk_record rec;
+	struct pk_reader *r;
+	unsigned i;
+
+	(void)state;
+	interleaved_store(path, keys, NKEYS);
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	assert_int_equal(pk_reader_info(r, &info), 0);
+	assert_int_equal(info.lanes, 4);
+	assert_int_equal(info.live, 0);
+	assert_int_equal(info.next_seq, NKEYS);
+	assert_int_equal(info.first_seq, 0);
+	assert_int_equal(info.generation, 1);
+	assert_int_equal(info.data_size, 4u << 13);
+	for (i = 0; i < NKEYS; i++)
+		expect_key(r, &keys[i]);
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	assert_int_equal(pk_reader_tell(r), NKEYS);	/* the lanes' positions, summed */
+	/* Back to the start of every lane, and to the end of every lane. */
+	pk_reader_seek(r, 0);
+	expect_key(r, &keys[0]);
+	pk_reader_seek(r, UINT64_MAX);
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	pk_reader_close(r);
+	unlink(path);
+	free(keys);
+	free(path);
+}
+
+/*
+ * A cursor taken after any number of records, resumed by another reader,
+ * gives exactly the rest: no record twice, none missing.  A record read
+ * ahead by pk_reader_wait() is after the cursor.  Malformed and foreign
+ * cursors are refused and leave the position as it was.
+ */
+static void test_lanes_cursor(void **state)
+{
+	static const unsigned at[] = { 0, 1, 2, 37, 200, NKEYS - 1, NKEYS };
+	static const char *const bad[] = {
+		"", "pk1", "pk2:g=1:l=4:s=0,0,0,0", "pk1:g=1:l=4:s=0,0,0",
+		"pk1:g=1:l=4:s=0,0,0,0,0", "pk1:g=1:l=2:s=0,0", "pk1:g=1:l=4:s=0,0,0,0,",
+		"pk1:g=1:l=4:s=0,0,0,0 ", "pk1:g=1:l=4:s=00,0,0,0", "pk1:g=1:l=4:s=+1,0,0,0",
+		"pk1:g=1:l=4:s=0,-1,0,0", "pk1:g=1:l=4:s=0,0,18446744073709551616,0",
+		"pk1:g=1:l=04:s=0,0,0,0", "pk1:g=:l=4:s=0,0,0,0", "pk1:l=4:g=1:s=0,0,0,0",
+		"pk1:g=2:l=4:s=0,0,0,0",		/* a later generation: another store */
+		"pk1:g=1:l=4:s=0,0,0,100000",		/* beyond lane 3's head */
+		"pk1:g=1:l=65:s=0",
+	};
+	char *path = tu_tmp_path("persist-cursor");
+	struct key *keys = calloc(NKEYS, sizeof(*keys));
+	char cur[PK_READER_CURSOR_MAX], cur2[PK_READER_CURSOR_MAX], tiny[8];
+	struct pk_record rec;
+	struct pk_reader *a, *b;
+	unsigned i, k, j;
+	int len;
+
+	(void)state;
+	interleaved_store(path, keys, NKEYS);
+	for (k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+		a = pk_reader_open_file(path);
+		assert_non_null(a);
+		for (i = 0; i < at[k]; i++)
+			expect_key(a, &keys[i]);
+		/* Read ahead, not returned: still after the cursor. */
+		assert_int_equal(pk_reader_wait(a, 0), at[k] < NKEYS);
+		len = pk_reader_cursor(a, cur, sizeof(cur));
+		assert_int_equal(len, (int)strlen(cur));
+		assert_int_equal(strncmp(cur, "pk1:g=1:l=4:s=", 14), 0);
+		for (j = 0; j < 4; j++)
+			assert_true(pk_reader_tell_lane(a, j) <= NKEYS);
+		assert_int_equal(pk_reader_tell_lane(a, 4), 0);
+		/* The one who took it goes on where it was. */
+		if (at[k] < NKEYS)
+			expect_key(a, &keys[at[k]]);
+		pk_reader_close(a);
+		b = pk_reader_open_file(path);
+		assert_non_null(b);
+		assert_int_equal(pk_reader_seek_cursor(b, cur), 0);
+		assert_int_equal(pk_reader_cursor(b, cur2, sizeof(cur2)), len);
+		assert_string_equal(cur, cur2);
+		for (i = at[k]; i < NKEYS; i++)
+			expect_key(b, &keys[i]);
+		assert_int_equal(pk_reader_next(b, &rec), 0);
+		pk_reader_close(b);
+	}
+	/* Refused: the reader stays where it was. */
+	b = pk_reader_open_file(path);
+	assert_non_null(b);
+	expect_key(b, &keys[0]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (pk_reader_seek_cursor(b, bad[i]) != -EINVAL)
+			fail_msg("cursor \"%s\" was not refused", bad[i]);
+	assert_int_equal(pk_reader_seek_cursor(b, NULL), -EINVAL);
+	assert_int_equal(pk_reader_seek_cursor(NULL, cur), -EINVAL);
+	expect_key(b, &keys[1]);
+	/* Too small a buffer: -ERANGE, an empty string. */
+	assert_int_equal(pk_reader_cursor(b, tiny, sizeof(tiny)), -ERANGE);
+	assert_string_equal(tiny, "");
+	assert_int_equal(pk_reader_cursor(b, cur, 0), -ERANGE);
+	assert_int_equal(pk_reader_cursor(b, NULL, 10), -EINVAL);
+	pk_reader_close(b);
+	unlink(path);
+	free(keys);
+	free(path);
+}
+
+/*
+ * Lost records are reported for their lane: a seq a dead writer took in
+ * lane 1 and records overwritten in lane 3 since a cursor was taken show
+ * as jumps in those lanes' seqs, from pk_reader_tell_lane(), and nowhere
+ * else.
+ */
+static void test_lanes_lost_per_lane(void **state)
+{
+	char *path = tu_tmp_path("persist-lanelost"), text[200];
+	struct lanes_file f;
+	struct pk_record rec;
+	struct pk_reader *r;
+	uint64_t ts = 5000, lost[4] = { 0 }, oldest;
+	unsigned i;
+	int n = 0;
+
+	(void)state;
+	lf_create(&f, path, 4, 13);
+	for (i = 0; i < 4; i++)
+		lf_put(&f, i, ts++, "first");
+	/* Lane 1: a writer died holding seq 1. */
+	atomic_fetch_add(&f.ls.lane[1].h->seq_head, 1);
+	lf_put(&f, 1, ts++, "after the dead one");
+	lf_close(&f);
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	assert_int_equal(pk_reader_cursor(r, text, sizeof(text)), (int)strlen("pk1:g=1:l=4:s=0,0,0,0"));
+	assert_string_equal(text, "pk1:g=1:l=4:s=0,0,0,0");
+	pk_reader_close(r);
+
+	/* Lane 3 wraps: its oldest records are overwritten. */
+	f.fd = open(path, O_RDWR | O_CLOEXEC);
+	assert_true(f.fd >= 0);
+	f.mem = mmap(NULL, f.size, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd, 0);
+	assert_true(f.mem != MAP_FAILED);
+	assert_int_equal(pk__lanes_attach(&f.ls, f.mem, f.size), 0);
+	memset(text, 'w', 150);
+	text[150] = '\0';
+	for (i = 0; i < 100; i++)
+		lf_put(&f, 3, ts++, text);
+	oldest = pk__ring_oldest(&f.ls.lane[3], false);
+	assert_true(oldest > 0);
+	lf_close(&f);
+
+	/* From the cursor: each lane's jumps, counted before each record. */
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	assert_int_equal(pk_reader_seek_cursor(r, "pk1:g=1:l=4:s=0,0,0,0"), 0);
+	for (;; n++) {
+		uint64_t t[4];
+
+		for (i = 0; i < 4; i++)
+			t[i] = pk_reader_tell_lane(r, i);
+		if (pk_reader_next(r, &rec) != 1)
+			break;
+		assert_true(rec.seq >= t[rec.lane]);
+		lost[rec.lane] += rec.seq - t[rec.lane];
+		for (i = 0; i < 4; i++)
+			if (i != rec.lane)
+				assert_int_equal(pk_reader_tell_lane(r, i), t[i]);
+		assert_int_equal(pk_reader_tell_lane(r, rec.lane), rec.seq + 1);
+	}
+	pk_reader_close(r);
+	assert_int_equal(lost[0], 0);
+	assert_int_equal(lost[1], 1);
+	assert_int_equal(lost[2], 0);
+	assert_int_equal(lost[3], oldest);
+	assert_int_equal((uint64_t)n, 1 + 2 + 1 + (101 - oldest));
+	unlink(path);
+	free(path);
+}
+
+/* A store file of lanes as pk__persist_open() leaves it: mapped, attached. */
+static void persist_lanes(const char *path, size_t size, unsigned want, unsigned flags,
+			  struct lanes_file *f)
+{
+	struct pk_config cfg;
+
+	cfg_for(&cfg, path, size, flags);
+	assert_int_equal(pk__persist_open_lanes(&cfg, want, &f->mem, &f->size, &f->fd), 0);
+	assert_int_equal(pk__lanes_attach(&f->ls, f->mem, f->size), 0);
+}
+
+/*
+ * A writer's exclusive open of a store of 4 lanes (pk__persist_open asks
+ * for one: an existing file keeps its own) recovers every lane: a dead
+ * writer's seq in one lane is retired, an open line in another finalized;
+ * the store-wide fields move in lane 0's header only; a lane's head_ts
+ * far ahead of the clock (a file of an earlier boot) is lowered, so that
+ * new records get this boot's time.  PK_BUFFER_CLEAR clears every lane.
+ * A new file gets the lanes asked for.
+ */
+static void test_lanes_takeover(void **state)
+{
+	char *path = tu_tmp_path("persist-laneover"), *path2 = tu_tmp_path("persist-lanenew");
+	struct lanes_file f;
+	struct pk_store_info info;
+	struct pk_record rec;
+	struct pk_reader *r;
+	uint64_t dead, open_seq, now, hs, ahead;
+	unsigned i, lane_l2;
+	struct pk_ring_meta m = { .ts_ns = 1000, .pid = 1, .tid = 1, .level = 6 };
+	int got = 0;
+
+	(void)state;
+	lf_create(&f, path, 4, 13);		/* 4 x 8 KiB: the data ring of SMALL_STORE */
+	lf_put(&f, 0, 1000, "zero");
+	assert_int_equal(pk__ring_write(&f.ls.lane[2], &m, "open line", 9, true, &open_seq), 0);
+	dead = atomic_fetch_add(&f.ls.lane[3].h->seq_head, 1);
+	ahead = tu_now_ns() + 3600ull * 1000000000ull;
+	atomic_store(&f.ls.lane[1].h->head_ts, ahead);
+	for (i = 1; i < 4; i++) {	/* the store-wide fields are lane 0's alone */
+		f.ls.lane[i].h->generation = 7;
+		f.ls.lane[i].h->creator_pid = 0;
+	}
+	lf_close(&f);
+
+	persist_lanes(path, SMALL_STORE, 1, 0, &f);
+	now = tu_now_ns();
+	assert_int_equal(f.ls.n, 4);
+	assert_int_equal(f.size, pk__lanes_region_size(4, 13));
+	assert_int_equal(f.ls.lane[0].h->generation, 2);
+	assert_int_equal(f.ls.lane[0].h->creator_pid, getpid());
+	for (i = 1; i < 4; i++) {
+		assert_int_equal(f.ls.lane[i].h->generation, 7);
+		assert_int_equal(f.ls.lane[i].h->creator_pid, 0);
+	}
+	assert_true(pk__ring_readable(&f.ls.lane[3], dead));		/* retired */
+	assert_true(pk__ring_readable(&f.ls.lane[2], open_seq));	/* finalized */
+	assert_true(pk__ring_floor(&f.ls.lane[1], &hs) <= now);
+	m.ts_ns = now;
+	assert_int_equal(pk__ring_write(&f.ls.lane[1], &m, "this boot", 9, false, &hs), 0);
+	/* While this writer holds it: a live reader, read-only, in order. */
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	assert_int_equal(pk_reader_info(r, &info), 0);
+	assert_int_equal(info.live, 1);
+	assert_int_equal(info.lanes, 4);
+	while (pk_reader_wait(r, 2000) == 1 && pk_reader_next(r, &rec) == 1) {
+		got++;
+		if (!strcmp(rec.text, "this boot"))
+			assert_true(rec.ts_ns >= now && rec.ts_ns < now + 600ull * 1000000000ull);
+		if (got == 3)
+			break;
+	}
+	assert_int_equal(got, 3);
+	pk_reader_close(r);
+	pk__persist_close(f.mem, f.size, f.fd);
+
+	/* PK_BUFFER_CLEAR: every lane starts afresh, numbering continued. */
+	persist_lanes(path, SMALL_STORE, 1, PK_CFG_BUFFER_CLEAR, &f);
+	for (i = 0; i < 4; i++) {
+		hs = pk__ring_next_seq(&f.ls.lane[i]);
+		assert_int_equal(f.ls.lane[i].h->first_seq, hs);
+		assert_int_equal(atomic_load(&f.ls.lane[i].h->lost), 0);
+	}
+	assert_int_equal(pk__ring_next_seq(&f.ls.lane[3]), dead + 1);
+	pk__persist_close(f.mem, f.size, f.fd);
+	r = pk_reader_open_file(path);
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	pk_reader_close(r);
+
+	/* An existing file keeps its lanes whatever is asked. */
+	persist_lanes(path, SMALL_STORE, 2, 0, &f);
+	assert_int_equal(f.ls.n, 4);
+	pk__persist_close(f.mem, f.size, f.fd);
+
+	/* A new file: the lanes asked for, the data shared out; 0 the default policy. */
+	persist_lanes(path2, SMALL_STORE, 4, 0, &f);
+	assert_int_equal(f.ls.n, pk__lanes_for(4, 15, &lane_l2));
+	assert_int_equal(f.ls.lane[0].data_size, 1u << lane_l2);
+	assert_int_equal(f.ls.lane[0].h->generation, 1);
+	pk__persist_close(f.mem, f.size, f.fd);
+	unlink(path2);
+	persist_lanes(path2, 4u << 20, 0, 0, &f);
+	assert_int_equal(f.ls.n, pk__lanes_for(0, pk__ring_data_log2_for(4u << 20), &lane_l2));
+	assert_int_equal(f.ls.lane[0].data_size, 1u << lane_l2);
+	pk__persist_close(f.mem, f.size, f.fd);
+	unlink(path2);
+	unlink(path);
+	free(path);
+	free(path2);
+}
+
+struct later {
+	struct lanes_file *f;
+	unsigned lane;
+	unsigned delay_ms;
+};
+
+static void *store_later(void *p)
+{
+	struct later *l = p;
+
+	usleep(l->delay_ms * 1000);
+	lf_put(l->f, l->lane, tu_now_ns(), "later");
+	return NULL;
+}
+
+/*
+ * Live readers of a store of lanes whose writer is alive: records stored
+ * long ago come out at once from both kinds; a record of now comes out
+ * of a writable reader at once (it seals the idle lanes) and of a
+ * read-only one after its 100 ms grace; pk_reader_wait() sees a record
+ * stored in a lane other than 0.
+ */
+static void test_lanes_live_readers(void **state)
+{
+	char *path = tu_tmp_path("persist-lanelive");
+	struct lanes_file f;
+	struct pk_record rec;
+	struct pk_reader *ro, *rw;
+	struct later l;
+	pthread_t t;
+	uint64_t t0, old = tu_now_ns() - 3000000000ull;
+	unsigned i;
+
+	(void)state;
+	persist_lanes(path, SMALL_STORE, 4, 0, &f);
+	assert_int_equal(f.ls.n, 4);
+	for (i = 0; i < 8; i++)
+		lf_put(&f, i % 4, old + i, "old");
+	ro = pk_reader_open_file(path);
+	rw = pk_reader_open_file_flags(path, PK_READER_WRITABLE);
+	assert_non_null(ro);
+	assert_non_null(rw);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(pk_reader_next(ro, &rec), 1);
+		assert_int_equal(rec.lane, i % 4);
+		assert_int_equal(pk_reader_next(rw, &rec), 1);
+		assert_int_equal(rec.lane, i % 4);
+	}
+	lf_put(&f, 2, tu_now_ns(), "now");
+	assert_int_equal(pk_reader_next(rw, &rec), 1);
+	assert_string_equal(rec.text, "now");
+	t0 = tu_now_ns();
+	assert_int_equal(pk_reader_wait(ro, 5000), 1);
+	assert_int_equal(pk_reader_next(ro, &rec), 1);
+	assert_string_equal(rec.text, "now");
+	assert_true(tu_now_ns() - t0 < 2000000000ull);
+	/* A wait ends when another lane gets a record. */
+	l = (struct later){ &f, 3, 50 };
+	t0 = tu_now_ns();
+	assert_int_equal(pthread_create(&t, NULL, store_later, &l), 0);
+	assert_int_equal(pk_reader_wait(rw, 5000), 1);
+	assert_int_equal(pk_reader_next(rw, &rec), 1);
+	assert_string_equal(rec.text, "later");
+	assert_int_equal(rec.lane, 3);
+	assert_true(tu_now_ns() - t0 < 2000000000ull);
+	pthread_join(t, NULL);
+	assert_int_equal(pk_reader_wait(ro, 5000), 1);
+	assert_int_equal(pk_reader_next(ro, &rec), 1);
+	assert_string_equal(rec.text, "later");
+	/* Nothing more: a wait times out. */
+	assert_int_equal(pk_reader_wait(rw, 30), 0);
+	assert_int_equal(pk_reader_wait(ro, 30), 0);
+	pk_reader_close(ro);
+	pk_reader_close(rw);
+	pk__persist_close(f.mem, f.size, f.fd);
+	unlink(path);
+	free(path);
+}
+
+/* A store the library wrote (one lane): cursors and lane 0. */
+static void test_one_lane_cursor(void **state)
+{
+	char *path = tu_tmp_path("persist-onecur"), cur[PK_READER_CURSOR_MAX], want[64];
+	struct pk_record rec;
+	struct pk_reader *r;
+	int i;
+
+	(void)state;
+	write_records(path, SMALL_STORE, 0, "one", 10);
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(pk_reader_next(r, &rec), 1);
+		assert_int_equal(rec.lane, 0);
+		assert_int_equal(rec.seq, (uint64_t)i);
+	}
+	assert_int_equal(pk_reader_tell(r), 4);
+	assert_int_equal(pk_reader_tell_lane(r, 0), 4);
+	assert_true(pk_reader_cursor(r, cur, sizeof(cur)) > 0);
+	snprintf(want, sizeof(want), "pk1:g=1:l=1:s=4");
+	assert_string_equal(cur, want);
+	pk_reader_close(r);
+	r = pk_reader_open_file(path);
+	assert_int_equal(pk_reader_seek_cursor(r, "pk1:g=1:l=4:s=4,0,0,0"), -EINVAL);
+	assert_int_equal(pk_reader_seek_cursor(r, cur), 0);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_string_equal(rec.text, "one 4");
+	pk_reader_close(r);
+	unlink(path);
+	free(path);
+}
+
 /* A case that failed half way must not leave the library to the next one. */
 static int teardown(void **state)
 {
@@ -1105,6 +1620,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_wait_and_clear, teardown),
 		cmocka_unit_test_teardown(test_shared_store, teardown),
 		cmocka_unit_test_teardown(test_consoles_print_own_records, teardown),
+		cmocka_unit_test_teardown(test_lanes_postmortem_order, teardown),
+		cmocka_unit_test_teardown(test_lanes_cursor, teardown),
+		cmocka_unit_test_teardown(test_lanes_lost_per_lane, teardown),
+		cmocka_unit_test_teardown(test_lanes_takeover, teardown),
+		cmocka_unit_test_teardown(test_lanes_live_readers, teardown),
+		cmocka_unit_test_teardown(test_one_lane_cursor, teardown),
 		cmocka_unit_test_teardown(test_kill, teardown),
 		cmocka_unit_test_teardown(test_kill_wrap, teardown),
 	};

@@ -3,7 +3,9 @@
  * pkmsg, the command: each output format, the filters, timestamps, gaps,
  * --stats, -C while a writer runs, -w and -W following a live store, exit
  * codes, and util-linux dmesg -F reading pkmsg --syslog output; -n, --since
- * and --until, --grep, --color and the pager (under a pseudo-terminal).
+ * and --until, --grep, --color and the pager (under a pseudo-terminal);
+ * stores of lanes: the merged order, the lane in -J and -r, drops per
+ * lane, --show-cursor and --after-cursor, following, refusals.
  *
  * The built pkmsg is PKMSG_PATH; dmesg is DMESG_PATH where CMake found it.
  */
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 #include "testutil.h"
 
@@ -1439,6 +1443,448 @@ static void test_pager(void **state)
 	free(dir);
 }
 
+/* ---- stores of lanes, made directly (the library writes one lane today) ---- */
+
+struct lanes_file {
+	void *mem;
+	size_t size;
+	int fd;
+	struct pk_lanes ls;
+};
+
+static void lf_create(struct lanes_file *f, const char *path, unsigned n, unsigned l2)
+{
+	f->size = pk__lanes_region_size(n, l2);
+	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(f->fd >= 0);
+	assert_int_equal(ftruncate(f->fd, (off_t)f->size), 0);
+	f->mem = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
+	assert_true(f->mem != MAP_FAILED);
+	pk__lanes_format(f->mem, n, l2, 0);
+	((struct pk_ring_hdr *)f->mem)->generation = 1;
+	assert_int_equal(pk__lanes_attach(&f->ls, f->mem, f->size), 0);
+}
+
+static void lf_close(struct lanes_file *f)
+{
+	munmap(f->mem, f->size);
+	close(f->fd);
+}
+
+static uint64_t lf_put(struct lanes_file *f, unsigned lane, uint64_t ts, const char *text)
+{
+	struct pk_ring_meta m = { .ts_ns = ts, .pid = 77, .tid = 100 + lane, .level = 6,
+				  .facility = 1 };
+	uint64_t seq;
+
+	assert_int_equal(pk__ring_write(&f->ls.lane[lane], &m, text, (uint32_t)strlen(text), false,
+					&seq), 0);
+	return seq;
+}
+
+struct key {
+	uint64_t ts;
+	unsigned lane;
+	uint64_t seq;
+	char text[32];
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->lane != y->lane)
+		return x->lane < y->lane ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+#define NKEYS	300
+
+/*
+ * A post-mortem store of 4 lanes at @path: @n records in lanes picked at
+ * random, timestamps interleaved (ties across lanes too); @keys in the
+ * merged order.
+ */
+static void interleaved_store(const char *path, struct key *keys, unsigned n)
+{
+	struct lanes_file f;
+	unsigned i, s = 777;
+	uint64_t ts = 2000000000ull;
+
+	lf_create(&f, path, 4, 13);
+	for (i = 0; i < n; i++) {
+		s = s * 1103515245u + 12345u;
+		keys[i].lane = (s >> 16) % 4;
+		s = s * 1103515245u + 12345u;
+		ts += (s >> 16) % 3 == 0 ? 0 : ((s >> 8) % 7) * 1000;	/* ties now and then */
+		keys[i].ts = ts;
+		snprintf(keys[i].text, sizeof(keys[i].text), "r%u-l%u", i, keys[i].lane);
+		keys[i].seq = lf_put(&f, keys[i].lane, ts, keys[i].text);
+	}
+	lf_close(&f);
+	qsort(keys, n, sizeof(*keys), key_cmp);
+}
+
+/*
+ * pkmsg -J output @out must be exactly @keys[from..n), each line with
+ * its seq in its lane and its lane; dropped lines are not expected.
+ */
+static void expect_json_keys(const char *out, const struct key *keys, unsigned from, unsigned n)
+{
+	const char *p = out, *t;
+	unsigned long long seq;
+	unsigned lane, i;
+	char want[64];
+
+	for (i = from; i < n; i++) {
+		if (sscanf(p, "{\"seq\":%llu,\"lane\":%u,", &seq, &lane) != 2)
+			fail_msg("line %u of pkmsg -J: '%.80s'", i, p);
+		t = strstr(p, "\"text\":\"");
+		assert_non_null(t);
+		snprintf(want, sizeof(want), "\"text\":\"%s\"}\n", keys[i].text);
+		if (seq != keys[i].seq || lane != keys[i].lane || strncmp(t, want, strlen(want)))
+			fail_msg("record %u: got seq %llu lane %u '%.40s', wanted seq %llu lane %u %s",
+				 i, seq, lane, t, (unsigned long long)keys[i].seq, keys[i].lane, want);
+		p = strchr(p, '\n') + 1;
+	}
+	assert_string_equal(p, "");
+}
+
+/*
+ * A post-mortem store of 4 lanes whose timestamps interleave: pkmsg -F
+ * prints it in exactly the key order (ts, lane, seq), each record's lane
+ * beside its seq in -J and -r, the human lines in the same order; -n N
+ * the last N of that order; --stats names the lanes.
+ */
+static void test_lanes_order(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-lanes"), *out, want[64];
+	struct key *keys = calloc(NKEYS, sizeof(*keys));
+	const char *p;
+	unsigned i;
+
+	(void)state;
+	interleaved_store(path, keys, NKEYS);
+	out = PKMSG_OK("-J", "-F", path);
+	expect_json_keys(out, keys, 0, NKEYS);
+	free(out);
+	out = PKMSG_OK("-r", "-F", path);
+	for (i = 0, p = out; i < NKEYS; i++) {
+		snprintf(want, sizeof(want), "14,%llu,%llu,-,lane=%u;%s\n",
+			 (unsigned long long)keys[i].seq, (unsigned long long)(keys[i].ts / 1000),
+			 keys[i].lane, keys[i].text);
+		p = strstr(p, want);
+		if (!p)
+			fail_msg("pkmsg -r: no '%s' after record %u", want, i);
+	}
+	free(out);
+	out = PKMSG_OK("-F", path);
+	assert_int_equal(count_lines(out), NKEYS);
+	for (i = 0, p = out; i < NKEYS; i++) {
+		snprintf(want, sizeof(want), "] %s\n", keys[i].text);
+		p = strstr(p, want);
+		assert_non_null(p);
+	}
+	free(out);
+	out = PKMSG_OK("-n", "7", "-J", "-F", path);
+	expect_json_keys(out, keys, NKEYS - 7, NKEYS);
+	free(out);
+	out = PKMSG_OK("-n", "5", "-g", "-l1$", "-J", "-F", path);
+	assert_int_equal(count_lines(out), 5);
+	free(out);
+	out = PKMSG_OK("--stats", "-F", path);
+	assert_true(has(out, "lanes:            4\n"));
+	assert_true(has(out, "stored:           300\n"));
+	free(out);
+	out = PKMSG_OK("--stats", "-F", g_store);
+	assert_true(has(out, "lanes:            1\n"));
+	free(out);
+	unlink(path);
+	free(keys);
+	free(path);
+}
+
+/* The cursor line --show-cursor prints last: the cursor, in *@cur. */
+static void cursor_of(const char *out, char *cur, size_t size)
+{
+	const char *c = strstr(out, "-- cursor: ");
+	size_t n;
+
+	assert_non_null(c);
+	c += strlen("-- cursor: ");
+	n = strcspn(c, "\n");
+	assert_true(n < size);
+	memcpy(cur, c, n);
+	cur[n] = '\0';
+	assert_string_equal(c + n, "\n");	/* the last line */
+}
+
+/* @out without its cursor line (out of line: gcc 12 takes PKMSG_OK's buffer for dangling). */
+static __attribute__((noinline)) void cut_cursor(char *out)
+{
+	char *c = strstr(out, "-- cursor: ");
+
+	assert_non_null(c);
+	*c = '\0';
+}
+
+/*
+ * --show-cursor and --after-cursor: a cursor pkmsg printed after some
+ * records resumes at exactly the rest, none twice, none missing, by pkmsg
+ * and by pk_reader_seek_cursor() alike; one taken by a reader too.
+ * --since-seq is refused for a store of several lanes, pointing at them;
+ * a malformed or foreign cursor is a usage error.
+ */
+static void test_lanes_cursor(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-cursor"), *out, cur[PK_READER_CURSOR_MAX], arg[1500];
+	struct key *keys = calloc(NKEYS, sizeof(*keys));
+	struct pk_reader *r;
+	struct pk_record rec;
+	unsigned i, k;
+
+	(void)state;
+	interleaved_store(path, keys, NKEYS);
+	/* The whole store, then its cursor: nothing after it. */
+	out = PKMSG_OK("-J", "--show-cursor", "-F", path);
+	cursor_of(out, cur, sizeof(cur));
+	assert_int_equal(strncmp(cur, "pk1:g=1:l=4:s=", 14), 0);
+	free(out);
+	snprintf(arg, sizeof(arg), "--after-cursor=%s", cur);
+	out = PKMSG_OK(arg, "-F", path);
+	assert_string_equal(out, "");
+	free(out);
+	/* -n N --show-cursor, then the rest from another cursor. */
+	for (k = 1; k < NKEYS; k += 73) {
+		r = pk_reader_open_file(path);
+		assert_non_null(r);
+		for (i = 0; i < k; i++)
+			assert_int_equal(pk_reader_next(r, &rec), 1);
+		assert_true(pk_reader_cursor(r, cur, sizeof(cur)) > 0);
+		pk_reader_close(r);
+		snprintf(arg, sizeof(arg), "--after-cursor=%s", cur);
+		out = PKMSG_OK("-J", arg, "-F", path);
+		expect_json_keys(out, keys, k, NKEYS);
+		free(out);
+		/* The same with its argument apart, and a cursor pkmsg printed resumes it. */
+		out = PKMSG_OK("-J", "--show-cursor", "--after-cursor", cur, "-F", path);
+		cursor_of(out, cur, sizeof(cur));
+		cut_cursor(out);
+		expect_json_keys(out, keys, k, NKEYS);
+		free(out);
+	}
+	/* A cursor of a dump with filters: after every record read, printed or not. */
+	out = PKMSG_OK("-g", "^r1", "--show-cursor", "-F", path);
+	cursor_of(out, cur, sizeof(cur));
+	free(out);
+	r = pk_reader_open_file(path);
+	assert_int_equal(pk_reader_seek_cursor(r, cur), 0);
+	assert_int_equal(pk_reader_next(r, &rec), 0);
+	pk_reader_close(r);
+
+	expect_exit(2, "--since-seq: this store has 4 lanes", ARGV("--since-seq", "3", "-F", path));
+	expect_exit(2, "--after-cursor=CURSOR", ARGV("--since-seq", "3", "-F", path));
+	expect_exit(2, "cursor 'pk1:g=1:l=2:s=0,0' is malformed or not of this store (a store of "
+		    "4 lanes, generation 1)", ARGV("--after-cursor=pk1:g=1:l=2:s=0,0", "-F", path));
+	expect_exit(2, "is malformed", ARGV("--after-cursor", "junk", "-F", path));
+	expect_exit(2, "--after-cursor excludes", ARGV("--after-cursor", "x", "--since-seq", "1",
+						       "-F", path));
+	expect_exit(2, "--after-cursor excludes", ARGV("--after-cursor", "x", "-W", "-F", path));
+	expect_exit(2, "exclude --clear and --stats", ARGV("--show-cursor", "--stats", "-F", path));
+	expect_exit(2, "'--show-cursor'?", ARGV("--show-cur", "-F", path));
+	/* A store of one lane: --since-seq still, and cursors too. */
+	out = PKMSG_OK("-r", "--since-seq", "19", "--show-cursor", "-F", g_store);
+	assert_int_equal(count_lines(out), 3);
+	cursor_of(out, cur, sizeof(cur));
+	assert_string_equal(cur, "pk1:g=1:l=1:s=21");
+	free(out);
+	out = PKMSG_OK("-r", "--after-cursor=pk1:g=1:l=1:s=19", "-F", g_store);
+	assert_int_equal(count_lines(out), 2);
+	assert_true(has(out, ",19,"));
+	assert_false(has(out, "lane="));
+	free(out);
+	unlink(path);
+	free(keys);
+	free(path);
+}
+
+/*
+ * Lost records are reported for their lane: a seq a dead writer took in
+ * lane 2 shows as one dropped record of lane 2, before its next record
+ * and nowhere else, in every format.
+ */
+static void test_lanes_dropped(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-lanegap"), *out;
+	struct lanes_file f;
+
+	(void)state;
+	lf_create(&f, path, 4, 13);
+	lf_put(&f, 0, 1000, "zero a");
+	lf_put(&f, 2, 2000, "two a");
+	atomic_fetch_add(&f.ls.lane[2].h->seq_head, 1);		/* a writer died */
+	lf_put(&f, 1, 3000, "one a");
+	lf_put(&f, 2, 4000, "two b");
+	lf_put(&f, 3, 5000, "three a");
+	lf_close(&f);
+	out = PKMSG_OK("-F", path);
+	assert_true(has(out, "] one a\n** 1 printk messages dropped in lane 2 **\n[    0.000004] two b\n"));
+	assert_int_equal(tu_count(out, "dropped"), 1);
+	free(out);
+	out = PKMSG_OK("-J", "-F", path);
+	assert_true(has(out, "\"text\":\"one a\"}\n{\"dropped\":1,\"lane\":2}\n{\"seq\":2,\"lane\":2,"));
+	free(out);
+	out = PKMSG_OK("-r", "-F", path);
+	assert_true(has(out, "one a\n** 1 printk messages dropped in lane 2 **\n14,2,4,-,lane=2;two b\n"));
+	free(out);
+	unlink(path);
+	free(path);
+}
+
+/*
+ * Stores of lanes pkmsg cannot read say why: a lane count out of range, a
+ * lane of another version (named, with both versions).
+ */
+static void test_lanes_refused(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-lanebad");
+	struct lanes_file f;
+
+	(void)state;
+	lf_create(&f, path, 4, 13);
+	f.ls.lane[0].h->lanes = 65;
+	lf_close(&f);
+	expect_exit(1, "corrupt store header: 65 lanes (a store has 1 to 64)", ARGV("-F", path));
+	lf_create(&f, path, 4, 13);
+	f.ls.lane[2].h->version = 8;
+	lf_close(&f);
+	expect_exit(1, "lane 2 of the store file has format version 8, this libprintk reads "
+		    "version 9", ARGV("-F", path));
+	lf_create(&f, path, 4, 13);
+	lf_close(&f);
+	assert_int_equal(truncate(path, (off_t)(f.size - 512)), 0);
+	expect_exit(1, "store file is truncated", ARGV("-F", path));
+	unlink(path);
+	free(path);
+}
+
+/*
+ * pkmsg -w on a store of 4 lanes whose writer is alive: records stored
+ * in any lane come out in order, each once; -W only the new ones; the
+ * cursor it prints when interrupted is where it stopped.
+ */
+static void test_lanes_follow(void **state)
+{
+	char *path = tu_tmp_path("pkmsg-lanefollow"), want[64], cur[PK_READER_CURSOR_MAX];
+	static char buf[1 << 16];
+	struct pk_config cfg;
+	struct lanes_file f;
+	struct pk_reader *r;
+	struct pk_record rec;
+	size_t len = 0;
+	const char *p;
+	pid_t pid;
+	int fd, i;
+
+	(void)state;
+	pk_config_init(&cfg);
+	cfg.buffer_path = path;
+	cfg.buffer_size = 64u << 10;
+	assert_int_equal(pk__persist_open_lanes(&cfg, 4, &f.mem, &f.size, &f.fd), 0);
+	assert_int_equal(pk__lanes_attach(&f.ls, f.mem, f.size), 0);
+	assert_int_equal(f.ls.n, 4);
+	lf_put(&f, 1, tu_now_ns(), "before");
+	pid = spawn((const char *const[]){ PKMSG_PATH, "-w", "--show-cursor", "-F", path, NULL },
+		    &fd);
+	buf[0] = '\0';
+	read_until(fd, buf, sizeof(buf), &len, "] before\n");
+	for (i = 0; i < 40; i++) {
+		snprintf(want, sizeof(want), "lanes %d", i);
+		lf_put(&f, (unsigned)(i * 3) % 4, tu_now_ns(), want);
+	}
+	read_until(fd, buf, sizeof(buf), &len, "] lanes 39\n");
+	for (i = 0, p = buf; i < 40; i++) {
+		snprintf(want, sizeof(want), "] lanes %d\n", i);
+		p = strstr(p, want);
+		assert_non_null(p);	/* all of them, in order */
+		assert_int_equal(tu_count(buf, want), 1);
+	}
+	kill(pid, SIGINT);
+	read_until(fd, buf, sizeof(buf), &len, "-- cursor: ");
+	read_until(fd, buf, sizeof(buf), &len, "\n-- cursor: pk1:g=1:l=4:s=");
+	{
+		int status;
+
+		tu_waitpid(pid, &status, CHILD_MS, "pkmsg -w after SIGINT");
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+	}
+	{
+		ssize_t n;
+
+		while ((n = read(fd, buf + len, sizeof(buf) - len - 1)) > 0)
+			len += (size_t)n;
+		buf[len] = '\0';
+	}
+	close(fd);
+	cursor_of(strstr(buf, "-- cursor: "), cur, sizeof(cur));
+	r = pk_reader_open_file(path);
+	assert_int_equal(pk_reader_seek_cursor(r, cur), 0);
+	assert_int_equal(pk_reader_next(r, &rec), 0);	/* it stopped after all of them */
+	lf_put(&f, 2, tu_now_ns(), "after");
+	assert_int_equal(pk_reader_wait(r, 5000), 1);
+	assert_int_equal(pk_reader_next(r, &rec), 1);
+	assert_string_equal(rec.text, "after");
+	pk_reader_close(r);
+	/* A dump by a read-only reader of the live store: all of it, in order, at once. */
+	{
+		uint64_t t0 = tu_now_ns();
+		char *out = PKMSG_OK("-F", path);
+
+		assert_true(tu_now_ns() - t0 < 2000000000ull);
+		assert_int_equal(count_lines(out), 42);
+		for (i = 0, p = out; i < 40; i++) {
+			snprintf(want, sizeof(want), "] lanes %d\n", i);
+			p = strstr(p, want);
+			assert_non_null(p);
+		}
+		assert_non_null(strstr(p, "] after\n"));
+		free(out);
+	}
+
+	/* -W: only what comes after it started. */
+	len = 0;
+	buf[0] = '\0';
+	pid = spawn((const char *const[]){ PKMSG_PATH, "-W", "-F", path, NULL }, &fd);
+	for (i = 0; i < 6000 && !strstr(buf, "] new "); i++) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t n;
+
+		snprintf(want, sizeof(want), "new %d", i);
+		lf_put(&f, (unsigned)i % 4, tu_now_ns(), want);
+		if (poll(&pfd, 1, 10) > 0 && (n = read(fd, buf + len, sizeof(buf) - len - 1)) > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+		}
+	}
+	read_until(fd, buf, sizeof(buf), &len, "] new ");
+	assert_null(strstr(buf, "before"));
+	assert_null(strstr(buf, "lanes "));
+	assert_null(strstr(buf, "after"));
+	kill(pid, SIGTERM);
+	{
+		int status;
+
+		tu_waitpid(pid, &status, CHILD_MS, "pkmsg -W after SIGTERM");
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	}
+	close(fd);
+	pk__persist_close(f.mem, f.size, f.fd);
+	unlink(path);
+	free(path);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1467,6 +1913,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_grep),
 		cmocka_unit_test(test_color),
 		cmocka_unit_test(test_pager),
+		cmocka_unit_test(test_lanes_order),
+		cmocka_unit_test(test_lanes_cursor),
+		cmocka_unit_test(test_lanes_dropped),
+		cmocka_unit_test(test_lanes_refused),
+		cmocka_unit_test(test_lanes_follow),
 	};
 
 	return TU_RUN_GROUP(tests, setup, teardown, argc, argv);

@@ -20,6 +20,9 @@
  *   - a crafted header near the counters' limits with descriptors that
  *     claim future seqs is recovered (every record written after it reads
  *     back), or refused with its numbers named;
+ *   - a store of lanes is refused, lane by lane, when its lane count, a
+ *     lane's place, version, magic, size or bounds, or the file's size do
+ *     not hold, by writers and readers, with words that say which;
  *   - messages: a truncated store says so; another size names the value
  *     the user gave (PK_BUFFER_SIZE=4m), not a region size; a dangling
  *     symlink is a symlink, not "a file that keeps appearing and
@@ -43,6 +46,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 #include "printk/reader.h"
 #include "testutil.h"
@@ -767,6 +771,233 @@ static void test_crafted_header_recovers(void **state)
 }
 
 /* Bounds no store can reach: refused with the numbers, file untouched. */
+/* ---- hostile stores of lanes ---- */
+
+/*
+ * A valid store of @n lanes of 2^@l2 data bytes each at @path, made
+ * directly, a record in each lane.  Return: its size.
+ */
+static size_t lanes_store(const char *path, unsigned n, unsigned l2)
+{
+	size_t size = pk__lanes_region_size(n, l2);
+	struct pk_ring_meta m = { .ts_ns = 1000, .pid = 1, .tid = 1, .level = 6 };
+	struct pk_lanes ls;
+	uint64_t seq;
+	unsigned i;
+	void *mem;
+	int fd;
+
+	unlink(path);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(mem != MAP_FAILED);
+	pk__lanes_format(mem, n, l2, 0);
+	((struct pk_ring_hdr *)mem)->generation = 1;
+	assert_int_equal(pk__lanes_attach(&ls, mem, size), 0);
+	for (i = 0; i < n; i++) {
+		m.ts_ns++;
+		assert_int_equal(pk__ring_write(&ls.lane[i], &m, "lane", 4, false, &seq), 0);
+	}
+	munmap(mem, size);
+	close(fd);
+	return size;
+}
+
+/* The header of lane @i of the store at @path, changed by @edit. */
+static void lane_edit(const char *path, unsigned i, size_t lane_size,
+		      void (*edit)(struct pk_ring_hdr *h, uint64_t arg), uint64_t arg)
+{
+	struct pk_ring_hdr h;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &h, sizeof(h), (off_t)(i * lane_size)), (ssize_t)sizeof(h));
+	edit(&h, arg);
+	assert_int_equal(pwrite(fd, &h, sizeof(h), (off_t)(i * lane_size)), (ssize_t)sizeof(h));
+	close(fd);
+}
+
+static void set_lanes(struct pk_ring_hdr *h, uint64_t v) { h->lanes = (uint32_t)v; }
+static void set_lane(struct pk_ring_hdr *h, uint64_t v) { h->lane = (uint32_t)v; }
+static void set_version(struct pk_ring_hdr *h, uint64_t v) { h->version = (uint32_t)v; }
+static void set_magic(struct pk_ring_hdr *h, uint64_t v) { h->magic = v; }
+static void set_first_seq(struct pk_ring_hdr *h, uint64_t v) { h->first_seq = v; }
+static void set_seq_head(struct pk_ring_hdr *h, uint64_t v) { atomic_store(&h->seq_head, v); }
+
+/*
+ * Refused by a writer with one line containing @why and by every reader
+ * (errno @err), the file untouched; pkmsg's words (pk__persist_explain)
+ * are the writer's.
+ */
+static void lanes_refused(const char *path, int err, const char *why)
+{
+	char text[256];
+
+	refused(path, STORE, -err, why);
+	errno = 0;
+	assert_null(pk_reader_open_file(path));
+	assert_int_equal(errno, err);
+	errno = 0;
+	assert_null(pk_reader_open_file_flags(path, PK_READER_WRITABLE));
+	assert_int_equal(errno, err);
+	assert_int_equal(pk__persist_explain(path, text, sizeof(text)), -err);
+	if (!strstr(text, why))
+		fail_msg("explained \"%s\", wanted \"%s\"", text, why);
+}
+
+/*
+ * Stores of lanes are untrusted as a whole and lane by lane: a lane count
+ * of 0 or 65, a lane that names another place or another count (lanes of
+ * two stores), lanes of different sizes, a file cut short or extended, a
+ * file that begins with another lane than 0, one lane of another format
+ * version, a lane without its magic, a lane's sequence bounds: each
+ * refused, saying which, by writers and readers alike.  A store whose
+ * seq_head is near the limit in one lane only is readable, not writable.
+ * The valid store is opened by a writer with the buffer size its lanes
+ * add up to, and keeps its lanes.
+ */
+static void test_hostile_lanes_refused(void **state)
+{
+	char *path = tu_tmp_path("storesec-lanes"), want[300], *msg;
+	size_t size, lane;
+	struct pk_reader *r;
+	int fd;
+
+	(void)state;
+	/* 4 lanes of 8 KiB: the 32 KiB data ring STORE (64 KiB) gives. */
+	size = lanes_store(path, 4, 13);
+	lane = size / 4;
+	assert_int_equal(open_store(path, STORE, &msg), 0);
+	assert_string_equal(msg, "");
+	free(msg);
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	pk_reader_close(r);
+
+	lane_edit(path, 0, lane, set_lanes, 0);
+	lanes_refused(path, EINVAL, "corrupt store header: 0 lanes (a store has 1 to 64)");
+	lane_edit(path, 0, lane, set_lanes, 65);
+	lanes_refused(path, EINVAL, "corrupt store header: 65 lanes (a store has 1 to 64)");
+	lane_edit(path, 0, lane, set_lanes, UINT32_MAX);
+	lanes_refused(path, EINVAL, "corrupt store header: 4294967295 lanes");
+	lane_edit(path, 0, lane, set_lanes, 4);
+
+	lane_edit(path, 2, lane, set_lane, 1);
+	lanes_refused(path, EINVAL, "lane 2 of the store says it is lane 1 of 4");
+	lane_edit(path, 2, lane, set_lane, 2);
+	lane_edit(path, 1, lane, set_lanes, 2);
+	lanes_refused(path, EINVAL, "lane 1 of the store says it is lane 1 of 2, lane 0 says the "
+		      "store has 4 lanes");
+	lane_edit(path, 1, lane, set_lanes, 4);
+	/* Lane 0 says the store has 3 lanes: the file holds 4. */
+	lane_edit(path, 0, lane, set_lanes, 3);
+	snprintf(want, sizeof(want), "file size does not match the store header: %zu bytes, the "
+		 "header describes %zu (its lanes)", size, 3 * lane);
+	lanes_refused(path, EINVAL, want);
+	lane_edit(path, 0, lane, set_lanes, 4);
+
+	lane_edit(path, 3, lane, set_version, 8);
+	lanes_refused(path, EPROTO, "lane 3 of the store file has format version 8, this "
+		      "libprintk reads version 9");
+	lane_edit(path, 3, lane, set_version, PK_RING_VERSION);
+	/* A whole store of the previous format: both versions named. */
+	lane_edit(path, 0, lane, set_version, 8);
+	lanes_refused(path, EPROTO, "store file has format version 8, this libprintk reads "
+		      "version 9 (written by an older libprintk)");
+	lane_edit(path, 0, lane, set_version, PK_RING_VERSION);
+
+	lane_edit(path, 2, lane, set_magic, 0x6b6e756a6b6e756aull);
+	lanes_refused(path, EINVAL, "bad magic at the header of lane 2 of 4");
+	lane_edit(path, 2, lane, set_magic, PK_RING_MAGIC);
+	lane_edit(path, 3, lane, set_first_seq, 5);
+	lanes_refused(path, EINVAL, "corrupt store header of lane 3 (sequence bounds): first_seq 5, "
+		      "clear_seq 0, seq_head 1");
+	lane_edit(path, 3, lane, set_first_seq, 0);
+
+	/* Lane 1 near the seq limit: read, not written. */
+	lane_edit(path, 1, lane, set_seq_head, PK_RING_SEQ_WRITE_LIMIT + 1);
+	snprintf(want, sizeof(want), "seq_head %llu of lane 1 is past %llu, too near the limit",
+		 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT + 1,
+		 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
+	refused(path, STORE, -EINVAL, want);
+	r = pk_reader_open_file(path);
+	assert_non_null(r);
+	pk_reader_close(r);
+	lane_edit(path, 1, lane, set_seq_head, 1);
+
+	/* Cut inside its last lane, and to its first lane alone. */
+	assert_int_equal(truncate(path, (off_t)(size - 100)), 0);
+	snprintf(want, sizeof(want), "store file is truncated: %zu bytes, its header describes %zu "
+		 "(its lanes)", size - 100, size);
+	lanes_refused(path, EINVAL, want);
+	assert_int_equal(truncate(path, (off_t)lane), 0);
+	snprintf(want, sizeof(want), "store file is truncated: %zu bytes, its header describes %zu "
+		 "(its lanes)", lane, size);
+	lanes_refused(path, EINVAL, want);
+	/* Extended by a lane. */
+	size = lanes_store(path, 4, 13);
+	assert_int_equal(truncate(path, (off_t)(size + lane)), 0);
+	snprintf(want, sizeof(want), "file size does not match the store header: %zu bytes, the "
+		 "header describes %zu (its lanes)", size + lane, size);
+	lanes_refused(path, EINVAL, want);
+
+	/* Lanes 1 to 3 alone: the file begins with lane 1. */
+	size = lanes_store(path, 4, 13);
+	{
+		size_t len;
+		char *all = tu_read_file(path, &len);
+
+		assert_int_equal(len, size);
+		fd = open(path, O_WRONLY | O_TRUNC);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, all + lane, 3 * lane), (ssize_t)(3 * lane));
+		close(fd);
+		free(all);
+	}
+	lanes_refused(path, EINVAL, "the store file begins with lane 1 of 4, not lane 0");
+
+	/*
+	 * Lanes of two sizes: a store of 2 lanes whose lane 1 is a region
+	 * of half the size, the rest of its place zeros.
+	 */
+	size = lanes_store(path, 2, 14);
+	{
+		struct pk_ring_hdr *h1;
+		void *mem;
+
+		fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(mem != MAP_FAILED);
+		h1 = (struct pk_ring_hdr *)((char *)mem + size / 2);
+		memset(h1, 0, size / 2);
+		pk__ring_format(h1, 13, 0);
+		h1->lanes = 2;
+		h1->lane = 1;
+		munmap(mem, size);
+		close(fd);
+	}
+	snprintf(want, sizeof(want), "lane 1 of the store is %zu bytes, lane 0 is %zu: the lanes of "
+		 "a store are of one size", pk__ring_region_size(13), size / 2);
+	lanes_refused(path, EINVAL, want);
+
+	/* A valid store of lanes of another size than asked: the sizes that open it. */
+	size = lanes_store(path, 2, 13);
+	assert_int_equal(open_store(path, STORE, &msg), -EINVAL);
+	snprintf(want, sizeof(want), "a buffer size of %u bytes does not match this %zu-byte store, "
+		 "which a buffer size from %zu to %zu bytes opens", STORE, size,
+		 pk__ring_region_size(14), pk__ring_region_size(15) - 1);
+	if (!strstr(msg, want))
+		fail_msg("stderr \"%s\", wanted \"%s\"", msg, want);
+	free(msg);
+	assert_int_equal(open_store(path, pk__ring_region_size(14), &msg), 0);
+	free(msg);
+	unlink(path);
+	free(path);
+}
+
 static void test_crafted_bounds_refused(void **state)
 {
 	char *path = good_store("storesec-bounds"), want[200];
@@ -1002,6 +1233,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_other_size_names_user_value),
 		cmocka_unit_test(test_crafted_header_recovers),
 		cmocka_unit_test(test_crafted_bounds_refused),
+		cmocka_unit_test(test_hostile_lanes_refused),
 		cmocka_unit_test(test_fallback_keeps_printing),
 		cmocka_unit_test(test_explicit_path_gets_error),
 	};

@@ -6,6 +6,11 @@
  * The store file is untrusted input: the library validates it, pkmsg
  * escapes control bytes in the text it prints for a terminal.
  *
+ * A store of several lanes is read merged (reader.h): each record's seq
+ * counts within its lane, so gaps are found and reported lane by lane, a
+ * position is a cursor (--show-cursor, --after-cursor), and --since-seq,
+ * a seq of one lane, is refused for it.
+ *
  * Exit status: 0 success, 1 the file is missing, unreadable or not a
  * store, 2 bad usage.
  */
@@ -28,6 +33,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "store/lanes.h"	/* PK_LANES_MAX */
 #include "store/store.h"	/* pk__mod_list_match() */
 #include "printk/printk.h"
 #include "printk/reader.h"
@@ -55,6 +61,8 @@ struct opts {
 	bool have_after, have_before;	/* --since, --until: @after, @before */
 	bool have_grep;		/* -g: @re */
 	bool no_pager;
+	bool show_cursor;	/* --show-cursor */
+	const char *after_cursor;	/* --after-cursor */
 	int color;		/* COLOR_* */
 	uint64_t since;
 	uint64_t lines;
@@ -88,7 +96,9 @@ static void usage(FILE *f)
 	      "                        regular expression RE\n"
 	      "      --case-sensitive[=yes|no]  how --grep compares (default: without\n"
 	      "                        upper-case letters in RE, ignoring case)\n"
-	      "      --since-seq N     start at sequence number N\n"
+	      "      --since-seq N     start at sequence number N (a store of one lane)\n"
+	      "      --after-cursor C  start after the position cursor C names\n"
+	      "      --show-cursor     print the cursor after the last record printed\n"
 	      "      --pid N           only records of process N\n"
 	      "      --tid N           only records of thread N\n"
 	      "      --module LIST     only records of these modules (comma-separated,\n"
@@ -99,7 +109,8 @@ static void usage(FILE *f)
 	      "      --show-loc        print each record's call site (file:line func)\n"
 	      "  -T, --ctime           print human-readable dates\n"
 	      "  -d, --show-delta      print the time since the previous printed record\n"
-	      "  -r, --raw             kmsg format: prio,seq,ts_usec,flags;text\n"
+	      "  -r, --raw             kmsg format: prio,seq,ts_usec,flags;text (flags then\n"
+	      "                        ,lane=L in a store of several lanes)\n"
 	      "  -J, --json            JSON Lines\n"
 	      "  -L, --color[=WHEN]    color the text by level: auto (the default: on a\n"
 	      "                        terminal, unless NO_COLOR is set), always or never\n"
@@ -541,7 +552,8 @@ static void end_pager(void)
 
 static const char *open_error(const char *path, int err)
 {
-	static char msg[160];
+	static char msg[320];
+	char why[256];
 	uint32_t v[3];
 	struct stat pre, st;
 	int fd;
@@ -560,6 +572,11 @@ static const char *open_error(const char *path, int err)
 			       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ?
 				"a device, not a store file (not opened)" :
 				"not a regular file, not a store file";
+		/* The library's own words for what is wrong, if it has some. */
+		if (pk__persist_explain(path, why, sizeof(why)) == -EINVAL && why[0]) {
+			snprintf(msg, sizeof(msg), "%s", why);
+			return msg;
+		}
 		return "not a libprintk store, or corrupt";
 	case EPROTO:
 		/*
@@ -576,6 +593,14 @@ static const char *open_error(const char *path, int err)
 		    st.st_dev == pre.st_dev && st.st_ino == pre.st_ino &&
 		    pread(fd, v, sizeof(v), 0) == (ssize_t)sizeof(v)) {
 			close(fd);
+			/* Lane 0 is of this version: another lane is not; the library says which. */
+			if (v[2] == PK_RING_VERSION) {
+				if (pk__persist_explain(path, why, sizeof(why)) == -EPROTO && why[0])
+					snprintf(msg, sizeof(msg), "%s", why);
+				else
+					snprintf(msg, sizeof(msg), "%s", pk_strerror(-EPROTO));
+				return msg;
+			}
 			snprintf(msg, sizeof(msg),
 				 "%s: version %u, this pkmsg reads version %u%s", pk_strerror(-EPROTO),
 				 v[2], PK_RING_VERSION,
@@ -593,6 +618,7 @@ static void print_stats(const char *path, const struct pk_store_info *in)
 {
 	printf("file:             %s\n", path);
 	printf("format version:   %u\n", PK_RING_VERSION);
+	printf("lanes:            %u\n", in->lanes);
 	printf("live:             %s\n", in->live ? "yes" : "no");
 	printf("generation:       %llu\n", (unsigned long long)in->generation);
 	printf("last opener pid:  %d\n", (int)in->creator_pid);
@@ -708,6 +734,44 @@ static struct pk_reader *open_store(const struct opts *o)
 }
 
 /*
+ * Where the reader is in each lane of a store of @lanes lanes: the seq
+ * after the last record printed or passed over (a record of its lane with
+ * a higher seq means the ones between were lost), and where the store
+ * ended when pkmsg started.  A store of one lane uses lane 0 only, with
+ * the reader's own seq (pk_reader_tell()) as before lanes.
+ */
+struct lanes_pos {
+	unsigned lanes;
+	uint64_t expect[PK_LANES_MAX];
+	uint64_t end[PK_LANES_MAX];
+};
+
+/* Has the reader passed, in every lane, what the store held at the start? */
+static bool lanes_done(const struct pk_reader *r, const struct lanes_pos *p)
+{
+	unsigned i;
+
+	for (i = 0; i < p->lanes; i++)
+		if (pk_reader_tell_lane(r, i) < p->end[i])
+			return false;
+	return true;
+}
+
+/*
+ * A store of several lanes: each lane's end now (the reader sent to the
+ * end and back to the cursor @here).  0, or a negative errno.
+ */
+static int lanes_ends(struct pk_reader *r, struct lanes_pos *p, const char *here)
+{
+	unsigned i;
+
+	pk_reader_seek(r, UINT64_MAX);
+	for (i = 0; i < p->lanes; i++)
+		p->end[i] = pk_reader_tell_lane(r, i);
+	return pk_reader_seek_cursor(r, here);
+}
+
+/*
  * -n N: where the last N records the filters pass begin, from the reader's
  * position up to @end (the next seq when pkmsg started).  A first pass
  * keeps the seqs of the last N in a ring; the reader is left at the
@@ -746,14 +810,143 @@ static int tail_start(struct pk_reader *r, const struct opts *o, uint64_t end, i
 	return 0;
 }
 
+/*
+ * -n N in a store of several lanes, whose seqs are no position: a first
+ * pass from the cursor @from counts the records the filters pass up to
+ * each lane's end (@p), a second from @from again passes over all but the
+ * last N of them.  The reader is left after the last one passed over (at
+ * the ends for N = 0).  Return: 0, or a negative errno.
+ */
+static int tail_start_lanes(struct pk_reader *r, const struct opts *o, const struct lanes_pos *p,
+			    const char *from, int64_t zero)
+{
+	struct pk_record rec;
+	uint64_t count = 0, skip;
+	int ret = 0;
+
+	if (!o->lines) {
+		pk_reader_seek(r, UINT64_MAX);
+		return 0;
+	}
+	while (!lanes_done(r, p) && (ret = pk_reader_next(r, &rec)) > 0)
+		if (rec.seq < p->end[rec.lane] && wanted(o, &rec, zero))
+			count++;
+	if (ret < 0)
+		return ret;
+	ret = pk_reader_seek_cursor(r, from);
+	if (ret < 0)
+		return ret;
+	for (skip = count > o->lines ? count - o->lines : 0; skip; ) {
+		ret = pk_reader_next(r, &rec);
+		if (ret <= 0)
+			return ret;
+		if (rec.seq < p->end[rec.lane] && wanted(o, &rec, zero))
+			skip--;
+	}
+	return 0;
+}
+
+/* --show-cursor: the reader's position, as journalctl prints it. */
+static void show_cursor(struct pk_reader *r)
+{
+	char cur[PK_READER_CURSOR_MAX];
+
+	if (pk_reader_cursor(r, cur, sizeof(cur)) >= 0)
+		printf("-- cursor: %s\n", cur);
+}
+
+/* A usage error found once the store is open: printed, the reader closed. */
+static int store_usage(struct pk_reader *r, const char *fmt, const char *path, unsigned n)
+{
+	pk_reader_close(r);
+	fprintf(stderr, "pkmsg: %s: ", path);
+	fprintf(stderr, fmt, n);
+	fprintf(stderr, "\nTry 'pkmsg --help'.\n");
+	return EXIT_USAGE;
+}
+
+/*
+ * Put the reader where the options say (--after-cursor, --since-seq, -W,
+ * -n) and note each lane's end and position in @p.  Return: 0, or an
+ * exit status (the reader then closed).
+ */
+static int position(struct pk_reader *r, const struct opts *o, const struct pk_store_info *info,
+		    struct lanes_pos *p)
+{
+	char here[PK_READER_CURSOR_MAX];
+	unsigned i;
+	int ret;
+
+	p->lanes = info->lanes ? info->lanes : 1;
+	if (o->have_since && p->lanes > 1)
+		return store_usage(r, "--since-seq: this store has %u lanes, each numbering its own "
+				   "records; start at a position with --after-cursor=CURSOR "
+				   "(--show-cursor prints one)", o->path, p->lanes);
+	if (o->after_cursor) {
+		ret = pk_reader_seek_cursor(r, o->after_cursor);
+		if (ret == -EINVAL) {
+			pk_reader_close(r);
+			fprintf(stderr, "pkmsg: %s: cursor '%s' is malformed or not of this store "
+				"(a store of %u lane%s, generation %llu)\nTry 'pkmsg --help'.\n",
+				o->path, o->after_cursor, p->lanes, p->lanes > 1 ? "s" : "",
+				(unsigned long long)info->generation);
+			return EXIT_USAGE;
+		}
+		if (ret < 0)
+			goto fail;
+	}
+	if (p->lanes == 1) {
+		if (o->follow_new)
+			pk_reader_seek(r, info->next_seq);
+		else if (o->have_since)
+			pk_reader_seek(r, o->since);
+		p->end[0] = info->next_seq;
+		if (o->have_lines) {
+			ret = tail_start(r, o, p->end[0], info->realtime_zero_ns);
+			if (ret < 0)
+				goto fail;
+		}
+		p->expect[0] = pk_reader_tell(r);
+		return 0;
+	}
+	if (o->follow_new)
+		pk_reader_seek(r, UINT64_MAX);
+	ret = pk_reader_cursor(r, here, sizeof(here));
+	if (ret >= 0)
+		ret = lanes_ends(r, p, here);
+	if (ret >= 0 && o->have_lines)
+		ret = tail_start_lanes(r, o, p, here, info->realtime_zero_ns);
+	if (ret < 0)
+		goto fail;
+	for (i = 0; i < p->lanes; i++)
+		p->expect[i] = pk_reader_tell_lane(r, i);
+	return 0;
+fail:
+	fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
+	pk_reader_close(r);
+	return EXIT_NOSTORE;
+}
+
+/*
+ * Has a dump got through what the store held when it started?  One lane:
+ * the reader's seq (past lost records too); several: every lane's
+ * position past its end (a lane whose last records were lost gets there
+ * only with a later record, or when the settle time runs out).
+ */
+static bool dump_done(const struct pk_reader *r, const struct lanes_pos *p)
+{
+	return p->lanes == 1 ? pk_reader_tell(r) >= p->end[0] : lanes_done(r, p);
+}
+
 static int run_store(const struct opts *o)
 {
 	static char line[PK_FORMAT_MAX];
+	static struct lanes_pos pos;
 	struct pk_format_opts fo = { .fmt = o->fmt };
 	struct pk_store_info info;
 	struct pk_record rec;
 	struct pk_reader *r;
-	uint64_t expect, dump_end, waited_since = 0;
+	uint64_t waited_since = 0, *expect;
 	struct stat st;
 	size_t n;
 	int ret;
@@ -782,20 +975,12 @@ static int run_store(const struct opts *o)
 		return 0;
 	}
 	fo.realtime_zero_ns = info.realtime_zero_ns;
-	if (o->follow_new)
-		pk_reader_seek(r, info.next_seq);
-	else if (o->have_since)
-		pk_reader_seek(r, o->since);
-	dump_end = info.next_seq;
-	if (o->have_lines) {
-		ret = tail_start(r, o, dump_end, info.realtime_zero_ns);
-		if (ret < 0) {
-			fprintf(stderr, "pkmsg: %s: %s\n", o->path, strerror(-ret));
-			pk_reader_close(r);
-			return EXIT_NOSTORE;
-		}
-	}
-	expect = pk_reader_tell(r);
+	ret = position(r, o, &info, &pos);
+	if (ret)
+		return ret;
+	/* Seqs count within a lane: show which, where a rendering shows the seq. */
+	if (pos.lanes > 1)
+		fo.fmt |= PK_FMT_F_LANE;
 	if (o->follow)
 		catch_stop_signals();
 	else if (!o->no_pager && isatty(STDOUT_FILENO) == 1)
@@ -810,11 +995,15 @@ static int run_store(const struct opts *o)
 		}
 		if (ret > 0) {
 			waited_since = 0;
-			if (rec.seq > expect) {
-				n = pk__format_dropped(line, sizeof(line), rec.seq - expect, o->fmt);
+			expect = &pos.expect[pos.lanes > 1 ? rec.lane : 0];
+			if (rec.seq > *expect) {
+				n = pos.lanes > 1 ?
+				    pk__format_dropped_lane(line, sizeof(line), rec.seq - *expect,
+							    o->fmt, rec.lane) :
+				    pk__format_dropped(line, sizeof(line), rec.seq - *expect, o->fmt);
 				fwrite(line, 1, n, stdout);
 			}
-			expect = rec.seq + 1;
+			*expect = rec.seq + 1;
 			if (!wanted(o, &rec, fo.realtime_zero_ns))
 				continue;
 			n = pk__format_record(line, sizeof(line), &rec, &fo);
@@ -844,10 +1033,12 @@ static int run_store(const struct opts *o)
 		}
 		/*
 		 * A dump of a live store: records stored before we started may
-		 * still be in progress.  Wait for them, within a bound (the
-		 * reader skips a record abandoned for a second by itself).
+		 * still be in progress (or, in a store of several lanes, held
+		 * back for their grace: reader.h).  Wait for them, within a
+		 * bound (the reader skips a record abandoned for a second by
+		 * itself).
 		 */
-		if (pk_reader_tell(r) >= dump_end)
+		if (dump_done(r, &pos))
 			break;
 		pk_reader_info(r, &info);
 		if (!info.live)
@@ -858,6 +1049,8 @@ static int run_store(const struct opts *o)
 			break;
 		pk_reader_wait(r, 50);
 	}
+	if (o->show_cursor)
+		show_cursor(r);
 	pk_reader_close(r);
 	end_pager();
 	if (stop_sig) {
@@ -888,7 +1081,7 @@ static int run(const struct opts *o)
 int main(int argc, char **argv)
 {
 	enum { OPT_SINCE = 256, OPT_TID, OPT_PID, OPT_SYSLOG, OPT_STATS, OPT_SHOW_TID, OPT_MODULE,
-	       OPT_FIELD, OPT_CASE, OPT_SHOW_LOC };
+	       OPT_FIELD, OPT_CASE, OPT_SHOW_LOC, OPT_SHOW_CURSOR, OPT_AFTER_CURSOR };
 	static const struct option lopts[] = {
 		{ "file", required_argument, NULL, 'F' },
 		{ "follow", no_argument, NULL, 'w' },
@@ -902,6 +1095,8 @@ int main(int argc, char **argv)
 		{ "color", optional_argument, NULL, 'L' },
 		{ "no-pager", no_argument, NULL, 'P' },
 		{ "since-seq", required_argument, NULL, OPT_SINCE },
+		{ "after-cursor", required_argument, NULL, OPT_AFTER_CURSOR },
+		{ "show-cursor", no_argument, NULL, OPT_SHOW_CURSOR },
 		{ "tid", required_argument, NULL, OPT_TID },
 		{ "pid", required_argument, NULL, OPT_PID },
 		{ "module", required_argument, NULL, OPT_MODULE },
@@ -999,6 +1194,8 @@ int main(int argc, char **argv)
 				return bad_usage("bad sequence number '%s'", optarg);
 			o.have_since = true;
 			break;
+		case OPT_AFTER_CURSOR: o.after_cursor = optarg; break;
+		case OPT_SHOW_CURSOR: o.show_cursor = true; break;
 		case OPT_TID:
 			if (!parse_u64(optarg, UINT32_MAX, &v))
 				return bad_usage("bad thread id '%s'", optarg);
@@ -1051,6 +1248,10 @@ int main(int argc, char **argv)
 				 "prints only new records)");
 	if (o.have_before && o.follow)
 		return bad_usage("%s", "--until and --follow exclude each other");
+	if (o.after_cursor && (o.have_since || o.follow_new))
+		return bad_usage("%s", "--after-cursor excludes --since-seq and --follow-new");
+	if ((o.after_cursor || o.show_cursor) && (o.clear || o.stats))
+		return bad_usage("%s", "--after-cursor and --show-cursor exclude --clear and --stats");
 	if (o.have_after && o.have_before && o.after > o.before)
 		return bad_usage("%s", "--since is later than --until");
 	if (grep) {

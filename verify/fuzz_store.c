@@ -14,10 +14,14 @@
  *     minimal region, then patches bytes of the result.  On top of the
  *     file mode's checks it has a property: every record the reader
  *     returns is byte for byte (text and metadata) something the writer
- *     stored under that seq, in increasing seq order, so that anything
- *     else is reported as lost by a jump in seq.  Without patches, the
- *     reader must return every record the ring still holds: all seqs from
- *     the first it returns to the last written, each in its final state.
+ *     stored under that seq in that lane, in increasing seq order in its
+ *     lane, so that anything else is reported as lost by a jump in seq.
+ *     Without patches, the reader must return every record the ring
+ *     still holds: all seqs from the first it returns to the last
+ *     written, in every lane, each in its final state, the lanes merged
+ *     in key order (ts, lane, seq).  An input starting with LANES and a
+ *     byte is a recipe for a store of 1, 2 or 4 lanes (a record goes into
+ *     the lane its facility names, modulo the lanes).
  *     A mutated file rarely gets past the block checksums; a recipe puts
  *     arbitrary text and metadata behind valid checksums, then breaks them.
  *
@@ -34,7 +38,11 @@
  * input: pk__reader_open_image() makes the checks pk_reader_open_file()
  * makes of a file's contents (size, header, sequence bounds) on a heap
  * copy of exactly the input's size, so that AddressSanitizer sees any
- * read past it.  Every record is rendered in every format.  A store that
+ * read past it.  Every record is rendered in every format.  Any store:
+ * each record's lane is one the store has and its seq grows within the
+ * lane, and a cursor taken after the first few records resumes, in a
+ * second reader of the same bytes, with exactly the records the first
+ * one read after it.  A store that
  * validates is then also taken over as a writer's open does
  * (pk__persist_check_image() for writing, pk__persist_take_over(): the
  * recovery of dead writers' records), written on top of the hostile
@@ -81,7 +89,7 @@
 #endif
 
 #include "format/format.h"
-#include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 
 /*
@@ -100,6 +108,7 @@
 #endif
 
 #define RECIPE		"PKRECIPE"
+#define LANES		"PKLANES"	/* then a byte: 1 << (byte % 3) lanes, then a recipe */
 #define PACKAGE		"PKPACKAG"
 #define MAX_RECORDS	20000	/* per reader pass: bounds the run time */
 
@@ -125,6 +134,7 @@ static char line[PK_FORMAT_MAX];
  */
 struct state {
 	uint64_t seq;
+	unsigned lane;
 	struct pk_ring_meta meta;
 	uint32_t len;
 	uint32_t off;		/* of the text in `arena` */
@@ -139,21 +149,22 @@ static char arena[ARENA_SIZE];
 struct model {
 	unsigned n;		/* states */
 	uint32_t used;		/* arena bytes */
-	uint64_t head;		/* seqs written: 0 .. head-1 */
+	unsigned lanes;		/* of the store written */
+	uint64_t head[PK_LANES_MAX];	/* seqs written in each lane: 0 .. head-1 */
 	bool patched;		/* some patch changed a byte */
 };
 
 static _Noreturn void violation(const char *what, const struct pk_record *rec)
 {
-	fprintf(stderr, "fuzz_store: property violated: %s: seq %llu level %d facility %d "
-		"flags %#x tid %u pid %u ts %llu len %zu\n", what, (unsigned long long)rec->seq,
-		rec->level, rec->facility, rec->flags, rec->tid, rec->pid,
-		(unsigned long long)rec->ts_ns, rec->len);
+	fprintf(stderr, "fuzz_store: property violated: %s: lane %u seq %llu level %d facility %d "
+		"flags %#x tid %u pid %u ts %llu len %zu\n", what, rec->lane,
+		(unsigned long long)rec->seq, rec->level, rec->facility, rec->flags, rec->tid,
+		rec->pid, (unsigned long long)rec->ts_ns, rec->len);
 	abort();
 }
 
-static NOCOV bool add_state(struct model *mo, uint64_t seq, const struct pk_ring_meta *m,
-		      const char *text, uint32_t len)
+static NOCOV bool add_state(struct model *mo, unsigned lane, uint64_t seq,
+			    const struct pk_ring_meta *m, const char *text, uint32_t len)
 {
 	struct state *s;
 
@@ -161,6 +172,7 @@ static NOCOV bool add_state(struct model *mo, uint64_t seq, const struct pk_ring
 		return false;
 	s = &states[mo->n++];
 	s->seq = seq;
+	s->lane = lane;
 	s->meta = *m;
 	s->len = len;
 	s->off = mo->used;
@@ -169,13 +181,13 @@ static NOCOV bool add_state(struct model *mo, uint64_t seq, const struct pk_ring
 	return true;
 }
 
-/* The newest state of @seq, or NULL. */
-static NOCOV const struct state *last_state(const struct model *mo, uint64_t seq)
+/* The newest state of @seq in @lane, or NULL. */
+static NOCOV const struct state *last_state(const struct model *mo, unsigned lane, uint64_t seq)
 {
 	unsigned i = mo->n;
 
 	while (i--)
-		if (states[i].seq == seq)
+		if (states[i].seq == seq && states[i].lane == lane)
 			return &states[i];
 	return NULL;
 }
@@ -188,7 +200,7 @@ static NOCOV bool same(const struct state *s, const struct pk_record *rec)
 {
 	static struct pk_ring_rec r;
 
-	if (s->seq != rec->seq)
+	if (s->seq != rec->seq || s->lane != rec->lane)
 		return false;	/* before rendering: most states are of other seqs */
 	rendered(&r, s->seq, &s->meta, (const unsigned char *)arena + s->off, s->len);
 	if (r.module[0] ? !rec->module || strcmp(r.module, rec->module) : rec->module != NULL)
@@ -215,21 +227,27 @@ static NOCOV bool same(const struct state *s, const struct pk_record *rec)
 
 /*
  * Check one record the reader returned against what was written; @prev is
- * the seq of the one before (UINT64_MAX: none).
+ * the seq of the one before in its lane (UINT64_MAX: none), @before the
+ * record before in the merged order (NULL: none).
  */
-static void check_record(const struct model *mo, const struct pk_record *rec, uint64_t prev)
+static void check_record(const struct model *mo, const struct pk_record *rec, uint64_t prev,
+			 const struct pk_record *before)
 {
-	const struct state *last = last_state(mo, rec->seq);
+	const struct state *last = last_state(mo, rec->lane, rec->seq);
 	unsigned i;
 
-	if (prev != UINT64_MAX && rec->seq <= prev)
-		violation("seq did not increase", rec);
 	if (!last)
 		violation("a seq the writer never stored", rec);
 	if (!mo->patched) {
 		/* Nothing was changed: the record in its final state, no gaps. */
 		if (prev != UINT64_MAX && rec->seq != prev + 1)
 			violation("a record skipped in an intact store", rec);
+		/* And the lanes merged in key order (ts, lane, seq). */
+		if (before && (rec->ts_ns < before->ts_ns ||
+			       (rec->ts_ns == before->ts_ns &&
+				(rec->lane < before->lane ||
+				 (rec->lane == before->lane && rec->seq <= before->seq)))))
+			violation("an intact store's lanes merged out of key order", rec);
 		if (!same(last, rec))
 			violation("not the record's final state in an intact store", rec);
 		return;
@@ -242,30 +260,112 @@ static void check_record(const struct model *mo, const struct pk_record *rec, ui
 
 /* ---- reading ----------------------------------------------------------- */
 
+/* What a reader returned after a cursor: each record, briefly. */
+struct seen {
+	uint64_t seq;
+	uint32_t lane;
+	uint32_t len;
+	uint64_t ts;
+	uint32_t sum;
+};
+
+static struct seen seen[MAX_RECORDS];
+
+static NOCOV uint32_t text_sum(const char *t, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	while (len--)
+		h = (h ^ (unsigned char)*t++) * 16777619u;
+	return h;
+}
+
+static void seen_set(struct seen *e, const struct pk_record *rec)
+{
+	memset(e, 0, sizeof(*e));	/* padding too: entries are compared whole */
+	e->seq = rec->seq;
+	e->lane = rec->lane;
+	e->len = (uint32_t)rec->len;
+	e->ts = rec->ts_ns;
+	e->sum = text_sum(rec->text, rec->len);
+}
+
+/* A second reader of the same store, for the cursor's property (read_store()). */
+struct reopen {
+	struct pk_reader *(*open)(const struct reopen *ro);
+	void *mem;
+	size_t size;
+	const char *path;
+};
+
+static struct pk_reader *reopen_image(const struct reopen *ro)
+{
+	return pk__reader_open_image(ro->mem, ro->size);
+}
+
+#ifdef PK_FUZZ_REPLAY
+static struct pk_reader *reopen_path(const struct reopen *ro)
+{
+	return pk_reader_open_file(ro->path);
+}
+#endif
+
 /*
  * Read every record of the store behind @r (then closed), each bounded
  * and terminated, and if @render, formatted (each format in turn); with
- * @mo, check each against what the recipe wrote.
+ * @mo, check each against what the recipe wrote.  Whatever the store: a
+ * record's lane is one the store has, its seq grows within its lane, and
+ * a cursor taken after the first few records, given to a second reader
+ * of the same bytes (@ro, if not NULL), resumes with exactly the records
+ * that came after it: nobody writes the image, so the merge is the same.
  */
-static void read_store(struct pk_reader *r, uint64_t seek, const struct model *mo, bool render)
+static void read_store(struct pk_reader *r, uint64_t seek, const struct model *mo, bool render,
+		       const struct reopen *ro)
 {
+	static uint64_t last[PK_LANES_MAX];
+	static char cur[PK_READER_CURSOR_MAX];
 	struct pk_format_opts fo = { 0 };
 	struct pk_store_info info;
-	struct pk_record rec;
-	uint64_t expect, last = UINT64_MAX;
+	struct pk_record rec, before;
+	struct pk_reader *r2;
+	uint64_t expect;
 	size_t n, nformats = sizeof(formats) / sizeof(formats[0]);
+	unsigned lanes, i, split, nseen = 0;
+	bool have_before = false, ended = false, cut = false;
 	int k = 0;
 
 	if (!r)
 		return;
 	pk_reader_info(r, &info);
+	lanes = info.lanes;
+	if (lanes < 1 || lanes > PK_LANES_MAX)
+		abort();	/* the reader attached what is not a store of lanes */
 	fo.realtime_zero_ns = info.realtime_zero_ns;
 	if (seek != UINT64_MAX)
 		pk_reader_seek(r, seek);
-	expect = pk_reader_tell(r);
-	while (k++ < MAX_RECORDS && pk_reader_next(r, &rec) == 1) {
-		if (rec.seq > expect)
-			pk__format_dropped(line, sizeof(line), rec.seq - expect, PK_FMT_HUMAN);
+	for (i = 0; i < lanes; i++)
+		last[i] = UINT64_MAX;
+	split = (unsigned)(info.next_seq % 5);
+	cur[0] = '\0';
+	for (;;) {
+		if (k == (int)split && ro) {
+			if (pk_reader_cursor(r, cur, sizeof(cur)) < 0)
+				abort();	/* PK_READER_CURSOR_MAX holds every cursor */
+			cut = true;
+		}
+		if (k++ >= MAX_RECORDS)
+			break;
+		if (pk_reader_next(r, &rec) != 1) {
+			ended = true;
+			break;
+		}
+		if (rec.lane >= lanes)
+			violation("a lane the store does not have", &rec);
+		expect = pk_reader_tell_lane(r, rec.lane);	/* after it: its seq + 1 */
+		if (expect != rec.seq + 1)
+			violation("the reader's position in the lane is not after the record", &rec);
+		if (last[rec.lane] != UINT64_MAX && rec.seq <= last[rec.lane])
+			violation("seq did not increase in its lane", &rec);
 		if (rec.len > PK_RECORD_MAX || strlen(rec.text) > rec.len)
 			abort();	/* the reader promised a bounded, terminated text */
 		if (rec.nfields > PK_FIELDS_MAX || (rec.nfields && !rec.fields))
@@ -275,27 +375,59 @@ static void read_store(struct pk_reader *r, uint64_t seek, const struct model *m
 			    strlen(rec.fields[f].value) > PK_FIELDS_BYTES)
 				abort();
 		if (mo)
-			check_record(mo, &rec, last);
-		last = rec.seq;
-		expect = rec.seq + 1;
+			check_record(mo, &rec, last[rec.lane], have_before ? &before : NULL);
+		if (last[rec.lane] != UINT64_MAX && rec.seq > last[rec.lane] + 1)
+			pk__format_dropped_lane(line, sizeof(line), rec.seq - last[rec.lane] - 1,
+						PK_FMT_JSON, rec.lane);
+		last[rec.lane] = rec.seq;
+		before = rec;
+		have_before = true;
+		if (cut && nseen < MAX_RECORDS)
+			seen_set(&seen[nseen++], &rec);
 		if (!render)
 			continue;
 		/* Each record in one format, in turn: every format, a sixth the time. */
-		fo.fmt = formats[(rec.seq + (size_t)k) % nformats];
+		fo.fmt = formats[(rec.seq + (size_t)k) % nformats] | (lanes > 1 ? PK_FMT_F_LANE : 0);
 		n = pk__format_record(line, sizeof(line), &rec, &fo);
 		if (n >= sizeof(line) || line[n] != '\0')
 			abort();
 		fo.prev_ts_ns = rec.ts_ns;
 	}
-	/* Intact: the reader got to the end of what was written. */
-	if (mo && !mo->patched && mo->head && last != mo->head - 1) {
-		fprintf(stderr, "fuzz_store: property violated: intact store of %llu records read "
-			"up to seq %lld only\n", (unsigned long long)mo->head,
-			last == UINT64_MAX ? -1ll : (long long)last);
-		abort();
+	/* Intact: the reader got to the end of what was written, in every lane. */
+	for (i = 0; mo && !mo->patched && i < mo->lanes; i++) {
+		if (mo->head[i] && last[i] != mo->head[i] - 1) {
+			fprintf(stderr, "fuzz_store: property violated: intact store of %llu records in "
+				"lane %u read up to seq %lld only\n", (unsigned long long)mo->head[i],
+				i, last[i] == UINT64_MAX ? -1ll : (long long)last[i]);
+			abort();
+		}
 	}
 	pk_reader_wait(r, 0);	/* read-only: polls once, never sleeps */
 	pk_reader_close(r);
+	if (!cut)
+		return;
+	/* The cursor's property: a second reader from there, the same records. */
+	r2 = ro->open(ro);
+	if (!r2 || pk_reader_seek_cursor(r2, cur) != 0) {
+		fprintf(stderr, "fuzz_store: property violated: a second reader %s cursor %s\n",
+			r2 ? "refused the" : "could not open the store of", cur);
+		abort();
+	}
+	for (i = 0; i < nseen; i++) {
+		struct seen e;
+
+		if (pk_reader_next(r2, &rec) != 1) {
+			fprintf(stderr, "fuzz_store: property violated: from cursor %s, %u records "
+				"where the first reader read %u\n", cur, i, nseen);
+			abort();
+		}
+		seen_set(&e, &rec);
+		if (memcmp(&e, &seen[i], sizeof(e)))
+			violation("from a cursor, not the record the first reader read there", &rec);
+	}
+	if (ended && pk_reader_next(r2, &rec) == 1)
+		violation("from a cursor, a record after the first reader's last", &rec);
+	pk_reader_close(r2);
 }
 
 /*
@@ -330,36 +462,40 @@ static void image_done(uint64_t *buf, void *mem, size_t size)
 		free(mem);
 }
 
-/* What a writer stores on top of a store it opened. */
-static void write_on(struct pk_ring *ring)
+/* What a writer stores on top of a store it opened: in every lane. */
+static void write_on(struct pk_lanes *ls)
 {
 	struct pk_ring_meta m = { .ts_ns = 1, .tid = 7, .level = 6, .facility = 1 };
 	uint64_t seq;
+	unsigned l;
 	int i;
 
-	for (i = 0; i < 3; i++)
-		pk__ring_write(ring, &m, "fuzz", 4, i == 1, &seq);
-	pk__ring_extend(ring, seq, " more", 5, false, PK_RING_TEXT_MAX);
+	for (l = 0; l < ls->n; l++) {
+		for (i = 0; i < 3; i++)
+			pk__ring_write(&ls->lane[l], &m, "fuzz", 4, i == 1, &seq);
+		pk__ring_extend(&ls->lane[l], seq, " more", 5, false, PK_RING_TEXT_MAX);
+	}
 }
 
 /*
  * The writer's side in memory: the checks a writer's open makes of an
- * existing file's contents, its recovery of dead writers' records, new
- * records stored on top of the hostile contents, then a read.  In a copy
- * of exactly @size bytes on the heap, so that AddressSanitizer sees any
- * access past the image.
+ * existing file's contents, its recovery of dead writers' records in
+ * every lane, new records stored on top of the hostile contents, then a
+ * read.  In a copy of exactly @size bytes on the heap, so that
+ * AddressSanitizer sees any access past the image.
  */
 static void write_image(const uint8_t *data, size_t size)
 {
 	static uint64_t buf[IMAGE_MAX / 8];
-	struct pk_ring ring;
+	static struct pk_lanes ls;
 	void *mem = image(buf, data, size);
+	struct reopen ro = { reopen_image, mem, size, NULL };
 
-	if (pk__persist_check_image(mem, size, true, &ring) == 0) {
-		pk__persist_take_over(&ring, 0);
-		if (pk__ring_attach(&ring, mem, size) == 0)
-			write_on(&ring);
-		read_store(pk__reader_open_image(mem, size), UINT64_MAX, NULL, false);
+	if (pk__persist_check_image(mem, size, true, &ls) == 0) {
+		pk__persist_take_over(&ls, 0);
+		if (pk__lanes_attach(&ls, mem, size) == 0)
+			write_on(&ls);
+		read_store(pk__reader_open_image(mem, size), UINT64_MAX, NULL, false, &ro);
 	}
 	image_done(buf, mem, size);
 }
@@ -375,8 +511,8 @@ static void write_store(const uint8_t *data, size_t size)
 {
 	static char dir[64];
 	char path[128];
+	static struct pk_lanes ls;
 	struct pk_config cfg;
-	struct pk_ring ring;
 	void *mem;
 	size_t msize;
 	int fd;
@@ -399,10 +535,14 @@ static void write_store(const uint8_t *data, size_t size)
 		unlink(path);
 		return;
 	}
-	if (pk__ring_attach(&ring, mem, msize) == 0)
-		write_on(&ring);
+	if (pk__lanes_attach(&ls, mem, msize) == 0)
+		write_on(&ls);
 	pk__persist_close(mem, msize, fd);
-	read_store(pk_reader_open_file(path), UINT64_MAX, NULL, true);
+	{
+		struct reopen ro = { reopen_path, NULL, 0, path };
+
+		read_store(pk_reader_open_file(path), UINT64_MAX, NULL, true, &ro);
+	}
 	unlink(path);
 }
 #endif
@@ -418,12 +558,13 @@ static void run_file(const uint8_t *data, size_t size, uint64_t seek, const stru
 {
 	static uint64_t buf[IMAGE_MAX / 8];
 	void *img = image(buf, data, size);
+	struct reopen ro = { reopen_image, img, size, NULL };
 	struct pk_reader *r;
 	bool ok;
 
 	r = pk__reader_open_image(img, size);
 	ok = r != NULL;
-	read_store(r, seek, mo, true);
+	read_store(r, seek, mo, true, &ro);
 	image_done(buf, img, size);
 	if (ok)
 		write_image(data, size);
@@ -445,7 +586,11 @@ static void run_file(const uint8_t *data, size_t size, uint64_t seek, const stru
 				ok ? "accepted" : "refused", r ? "accepted" : "refused");
 			abort();
 		}
-		read_store(r, seek, mo, true);
+		{
+			struct reopen rp = { reopen_path, NULL, 0, path };
+
+			read_store(r, seek, mo, true, &rp);
+		}
 		if (ok)
 			write_store(data, size);
 	}
@@ -638,27 +783,43 @@ static void loc_of(char *t, unsigned len, unsigned at)
 			u[PK_RING_LOC_HDR + i] = '/';
 }
 
-static void run_recipe(const uint8_t *p, size_t size)
+/*
+ * @p (@size bytes) as a recipe for a store of @lanes lanes (1, 2 or 4,
+ * each of the smallest data ring).  A record goes into lane facility %
+ * lanes (the facility: bits 7..3 of its first byte); an extension to the
+ * newest record, whatever its lane.  Timestamps only grow, so an intact
+ * store merges in the order the records were written, ties by lane.
+ */
+static void run_recipe(const uint8_t *p, size_t size, unsigned lanes)
 {
-	static uint64_t mem[(PK_RING_HDR_SIZE + (8u << (PK_RING_MIN_DATA_LOG2 - PK_RING_DESC_SHIFT)) +
-			     (1u << PK_RING_MIN_DATA_LOG2)) / 8];
+	static uint64_t mem[4 * (PK_RING_HDR_SIZE + (8u << (PK_RING_MIN_DATA_LOG2 - PK_RING_DESC_SHIFT)) +
+				 (1u << PK_RING_MIN_DATA_LOG2)) / 8];
 	static char gen[PK_RING_TEXT_MAX];
+	static struct pk_lanes ls;
 	const uint8_t *start = p, *end = p + size;
-	struct model mo = { 0 };
-	struct pk_ring ring;
+	static struct model mo;
+	struct pk_ring *ring;
 	struct pk_ring_meta m = { .pid = 4200 };
 	const struct state *st;
 	const char *text;
 	uint64_t seq = 0, ts = 1000;
-	size_t total = pk__ring_region_size(PK_RING_MIN_DATA_LOG2);
-	unsigned len, off;
+	size_t total;
+	unsigned len, off, i, lane = 0, slane = 0;
 	bool stored = false;
 	char *joined;
 
-	pk__ring_format(mem, PK_RING_MIN_DATA_LOG2, 0);
-	if (pk__ring_attach(&ring, mem, total) < 0)
+	if (lanes != 2 && lanes != 4)
+		lanes = 1;
+	total = pk__lanes_region_size(lanes, PK_RING_MIN_DATA_LOG2);
+	memset(&mo, 0, sizeof(mo));
+	pk__lanes_format(mem, lanes, PK_RING_MIN_DATA_LOG2, 0);
+	if (pk__lanes_attach(&ls, mem, total) < 0)
 		abort();
+	total = (size_t)ls.n * ls.lane_size;	/* one lane without a 16-byte CAS */
+	mo.lanes = ls.n;
 	while (end - p >= 3 && p[0] != 0xff) {
+		lane = (unsigned)(p[0] >> 3) % ls.n;
+		ring = &ls.lane[lane];
 		len = p[2] * 5u;
 		if (len > PK_RING_TEXT_MAX)
 			len = PK_RING_TEXT_MAX;
@@ -703,15 +864,16 @@ static void run_recipe(const uint8_t *p, size_t size)
 		m.tid = p[1];
 		m.ts_ns = ts += p[2] * 1234567ull;
 		if ((p[1] & 0x30) == 0x30) {
-			st = stored ? last_state(&mo, seq) : NULL;
-			if (pk__ring_extend(&ring, seq, text, len, p[1] & 0x40, PK_RING_TEXT_MAX) == 0) {
+			st = stored ? last_state(&mo, slane, seq) : NULL;
+			if (pk__ring_extend(&ls.lane[slane], seq, text, len, p[1] & 0x40,
+					    PK_RING_TEXT_MAX) == 0) {
 				/* What it holds now: the old text and the new. */
 				if (!st || st->len + len > PK_RING_TEXT_MAX)
 					abort();	/* extended what it could not have */
 				joined = malloc(st->len + len + 1);
 				memcpy(joined, arena + st->off, st->len);
 				memcpy(joined + st->len, text, len);
-				if (!add_state(&mo, seq, &st->meta, joined, st->len + len))
+				if (!add_state(&mo, slane, seq, &st->meta, joined, st->len + len))
 					mo.patched = true;	/* model full: property only */
 				free(joined);
 			}
@@ -725,26 +887,30 @@ static void run_recipe(const uint8_t *p, size_t size)
 			if (m.flags & PK__REC_FIELDS)
 				plen += fields_of((char *)pkg + plen, text, len);
 			m.flags |= PK__REC_PACKED;
-			if (pk__ring_write(&ring, &m, (const char *)pkg, plen, false, &seq) == 0) {
+			if (pk__ring_write(ring, &m, (const char *)pkg, plen, false, &seq) == 0) {
 				stored = true;
-				if (!add_state(&mo, seq, &m, (const char *)pkg, plen))
+				slane = lane;
+				if (!add_state(&mo, lane, seq, &m, (const char *)pkg, plen))
 					mo.patched = true;
 			}
 		} else if ((p[1] & 0x30) == 0x10) {
 			m.flags |= PK__REC_MODULE;
-			if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
+			if (pk__ring_write(ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
 				stored = true;
-				if (!add_state(&mo, seq, &m, text, len))
+				slane = lane;
+				if (!add_state(&mo, lane, seq, &m, text, len))
 					mo.patched = true;
 			}
-		} else if (pk__ring_write(&ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
+		} else if (pk__ring_write(ring, &m, text, len, p[1] & 0x40, &seq) == 0) {
 			stored = true;
-			if (!add_state(&mo, seq, &m, text, len))
+			slane = lane;
+			if (!add_state(&mo, lane, seq, &m, text, len))
 				mo.patched = true;
 		}
 		p += (p[1] & 0x80) ? 3 : 3 + len;
 	}
-	mo.head = pk__ring_next_seq(&ring);
+	for (i = 0; i < ls.n; i++)
+		mo.head[i] = pk__ring_next_seq(&ls.lane[i]);
 	if (end - p >= 1)
 		p++;
 	for (; end - p >= 3; p += 3) {
@@ -816,7 +982,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (recipe_mode) {
-		run_recipe(data, size);
+		if (size > sizeof(LANES) - 1 && !memcmp(data, LANES, sizeof(LANES) - 1))
+			run_recipe(data + sizeof(LANES), size - sizeof(LANES),
+				   1u << (data[sizeof(LANES) - 1] % 3));
+		else
+			run_recipe(data, size, 1);
 		return 0;
 	}
 	if (package_mode) {
@@ -828,7 +998,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (size >= sizeof(RECIPE) - 1 && !memcmp(data, RECIPE, sizeof(RECIPE) - 1)) {
-		run_recipe(data + sizeof(RECIPE) - 1, size - (sizeof(RECIPE) - 1));
+		run_recipe(data + sizeof(RECIPE) - 1, size - (sizeof(RECIPE) - 1), 1);
+		return 0;
+	}
+	if (size > sizeof(LANES) - 1 && !memcmp(data, LANES, sizeof(LANES) - 1)) {
+		run_recipe(data + sizeof(LANES), size - sizeof(LANES),
+			   1u << (data[sizeof(LANES) - 1] % 3));
 		return 0;
 	}
 	run_file(data, size, size ? data[size - 1] : UINT64_MAX, NULL);
@@ -945,11 +1120,16 @@ int main(int argc, char **argv)
 				pkg[buf[1 + 2 * f] % plen] ^= (uint8_t)(buf[2 + 2 * f] | 1);
 			run_package(pkg, plen);
 		} else if (recipe_mode) {
-			run_recipe(buf, n);
-		} else {
+			run_recipe(buf, n, 1u << (i % 3));	/* 1, 2 and 4 lanes in turn */
+		} else if (i % 3 == 0) {
 			memmove(buf + sizeof(RECIPE) - 1, buf, n);
 			memcpy(buf, RECIPE, sizeof(RECIPE) - 1);
 			LLVMFuzzerTestOneInput(buf, n + sizeof(RECIPE) - 1);
+		} else {
+			memmove(buf + sizeof(LANES), buf, n);
+			memcpy(buf, LANES, sizeof(LANES) - 1);
+			buf[sizeof(LANES) - 1] = (uint8_t)(i % 3);	/* 2 or 4 lanes */
+			LLVMFuzzerTestOneInput(buf, n + sizeof(LANES));
 		}
 		runs++;
 	}

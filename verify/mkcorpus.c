@@ -4,10 +4,14 @@
  * fuzz_store into DIR:
  * small valid store files (empty, a few records, open and multi-line
  * records, a wrapped ring, a dead writer's leftovers), truncated and
- * corrupted variants of them, and a recipe (see fuzz_store.c).  With
- * RECIPEDIR, also the seeds of its recipe mode there (recipes without the
- * RECIPE prefix): wrapping, extensions, and patches aimed at the header,
- * the descriptors and the blocks, and recipes of packages.  With
+ * corrupted variants of them, stores of 2 and 4 lanes (interleaved
+ * timestamps, a dead writer and an open line in one lane, a wrapped lane)
+ * and hostile ones (a lane count of 0 or 65, a lane naming another
+ * place, a lane of format 8, cut short), and recipes (see fuzz_store.c).
+ * With RECIPEDIR, also the seeds of its recipe mode there (recipes
+ * without the RECIPE prefix): wrapping, extensions, and patches aimed at
+ * the header, the descriptors and the blocks, recipes of packages, and
+ * recipes of 2 and 4 lanes (LANES prefix).  With
  * PACKAGEDIR, the seeds of its package mode there: packages of deferred
  * records (vsnprintf.c, "PACKAGES") of every argument kind, and damaged
  * ones.  Store files and recipes hold packed records too.
@@ -20,11 +24,15 @@
 #include <wchar.h>
 
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 
 #define L2	PK_RING_MIN_DATA_LOG2
 
-static uint64_t mem[(PK_RING_HDR_SIZE + (8u << (L2 - PK_RING_DESC_SHIFT)) + (1u << L2)) / 8];
+#define REGION	(PK_RING_HDR_SIZE + (8u << (L2 - PK_RING_DESC_SHIFT)) + (1u << L2))
+
+static uint64_t mem[REGION / 8];
+static uint64_t lmem[4 * REGION / 8];	/* a store of up to 4 lanes */
 static const char *dir;
 
 static void save_in(const char *in, const char *name, const void *p, size_t n)
@@ -169,6 +177,32 @@ static void recipes(const char *rdir)
 	save_in(rdir, "modules", r.b, r.n);
 	rec_patch(&r, OFF_DATA + 40, 0x3f);	/* the first record's length byte */
 	save_in(rdir, "modules-patched", r.b, r.n);
+
+	/*
+	 * Stores of 2 and 4 lanes (LANES, then a byte: 1 << byte % 3
+	 * lanes): records in every lane (the facility picks it), equal
+	 * timestamps across lanes (a length of 0 adds nothing), an open
+	 * line extended, wrapping in one lane; then patches in lanes 1 to 3.
+	 */
+	for (i = 1; i <= 2; i++) {
+		static const char tag[] = "PKLANES";
+
+		memcpy(r.b, tag, sizeof(tag) - 1);
+		r.n = sizeof(tag) - 1;
+		r.b[r.n++] = (uint8_t)i;
+		for (int j = 0; j < 40; j++)
+			rec_op(&r, j % 8, j % 5, 0x80 | (j & 3), j % 4 ? 6 + j : 0, NULL);
+		rec_op(&r, 6, 2, 0x40, 3, words);
+		rec_op(&r, 6, 2, 0x30, 2, words + 10);
+		for (int j = 0; j < 50; j++)
+			rec_op(&r, 5, 3, 0x80, 40 + j, NULL);	/* lane 3 of 4 wraps */
+		r.b[r.n++] = 0xff;
+		save_in(rdir, i == 1 ? "lanes2" : "lanes4", r.b, r.n);
+		rec_patch(&r, REGION + OFF_SEQ_HEAD, 0x03);
+		rec_patch(&r, REGION + OFF_DATA + 8, 0x01);
+		rec_patch(&r, (unsigned)(i * REGION) + OFF_DESC + 8 * 3, 0x02);
+		save_in(rdir, i == 1 ? "lanes2-patched" : "lanes4-patched", r.b, r.n);
+	}
 }
 
 static int pack(unsigned char *out, const char *fmt, ...)
@@ -231,6 +265,89 @@ static uint64_t put(struct pk_ring *ring, int level, const char *text, bool open
 
 	pk__ring_write(ring, &m, text, (uint32_t)strlen(text), open, &seq);
 	return seq;
+}
+
+/* A fresh store of @n lanes in lmem. */
+static struct pk_lanes lanes_fresh(unsigned n)
+{
+	struct pk_lanes ls;
+
+	memset(lmem, 0, sizeof(lmem));
+	pk__lanes_format(lmem, n, L2, 0);
+	((struct pk_ring_hdr *)lmem)->generation = 1;
+	if (pk__lanes_attach(&ls, lmem, pk__lanes_region_size(n, L2)))
+		abort();
+	return ls;
+}
+
+static void lanes_put(struct pk_lanes *ls, unsigned lane, uint64_t ts, int level, const char *text,
+		      bool open)
+{
+	struct pk_ring_meta m = { .ts_ns = ts, .pid = 4200, .tid = 4300 + lane,
+				  .level = (uint8_t)level, .facility = 1 };
+	uint64_t seq;
+
+	pk__ring_write(&ls->lane[lane], &m, text, (uint32_t)strlen(text), open, &seq);
+}
+
+/* Store files of 2 and 4 lanes, valid and hostile. */
+static void lanes_seeds(void)
+{
+	struct pk_lanes ls;
+	struct pk_ring_hdr *h;
+	size_t size2 = pk__lanes_region_size(2, L2), size4 = pk__lanes_region_size(4, L2);
+	char buf[200];
+	unsigned i;
+
+	/* Two lanes, timestamps interleaved, ties. */
+	ls = lanes_fresh(2);
+	for (i = 0; i < 30; i++) {
+		snprintf(buf, sizeof(buf), "two lanes %u", i);
+		lanes_put(&ls, i % 3 == 0, 1000000 + i / 2 * 1000, (int)(i % 8), buf, false);
+	}
+	save("lanes2.store", lmem, size2);
+
+	/* Four lanes: interleaved, a dead writer in lane 1, an open line in lane 2, lane 3 wrapped. */
+	ls = lanes_fresh(4);
+	for (i = 0; i < 40; i++) {
+		snprintf(buf, sizeof(buf), "four lanes %u", i);
+		lanes_put(&ls, (i * 7) % 4, 2000000 + i * 333, (int)(i % 8), buf, false);
+	}
+	save("lanes4.store", lmem, size4);
+	atomic_fetch_add(&ls.lane[1].h->seq_head, 1);
+	lanes_put(&ls, 1, 3000000, 6, "after the dead writer", false);
+	lanes_put(&ls, 2, 3000100, 6, "an open line", true);
+	for (i = 0; i < 200; i++) {
+		snprintf(buf, sizeof(buf), "wrapping lane 3, record %u %.*s", i, (int)(i % 70),
+			 "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz");
+		lanes_put(&ls, 3, 3000200 + i, 5, buf, false);
+	}
+	save("lanes4-leftovers.store", lmem, size4);
+
+	/* Hostile: each a valid 4-lane store with one thing wrong. */
+	h = (struct pk_ring_hdr *)lmem;
+	h->lanes = 0;
+	save("lanes-count0.store", lmem, size4);
+	h->lanes = 65;
+	save("lanes-count65.store", lmem, size4);
+	h->lanes = 4;
+	h = (struct pk_ring_hdr *)((char *)lmem + 2 * REGION);
+	h->lane = 1;
+	save("lanes-misplaced.store", lmem, size4);
+	h->lane = 2;
+	h->lanes = 2;
+	save("lanes-other-count.store", lmem, size4);
+	h->lanes = 4;
+	h->version = 8;
+	save("lanes-version8.store", lmem, size4);
+	h->version = PK_RING_VERSION;
+	save("lanes-truncated.store", lmem, size4 - REGION / 2);
+	save("lanes-first-lane-only.store", lmem, REGION);
+	save("lanes-from-lane1.store", (char *)lmem + REGION, 3 * REGION);
+	atomic_store(&h->head_ts, UINT64_MAX - 5);	/* an earlier boot's, or hostile */
+	save("lanes-earlier-boot.store", lmem, size4);
+	h->first_seq = 7;
+	save("lanes-bad-bounds.store", lmem, size4);
 }
 
 int main(int argc, char **argv)
@@ -376,6 +493,8 @@ int main(int argc, char **argv)
 	put(&ring, 6, "after", false);
 	atomic_store(&h->clear_seq, 1);
 	save("dead-writer.store", mem, sizeof(mem));
+
+	lanes_seeds();
 
 	n = (size_t)snprintf(recipe, sizeof(recipe), "PKRECIPE");
 	recipe[n++] = 6; recipe[n++] = 0; recipe[n++] = 2;

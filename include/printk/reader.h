@@ -9,6 +9,15 @@
  * at a time (or lock around it).  Every record a reader returns has been validated after it was
  * copied; records that were overwritten while being read, or never
  * committed, are skipped and show up as a jump in seq.
+ *
+ * A store is a set of lanes (one per CPU, or one), fixed when it is
+ * created; each lane numbers its records with its own gapless seqs.  A
+ * reader merges the lanes into one order, by timestamp, then lane, then
+ * seq: each thread's records in the order it stored them.  A record's
+ * seq counts within its lane (pk_record.lane), so a jump in seq means
+ * lost records of that lane (pk_reader_tell_lane()); a position in the
+ * whole store is a cursor (pk_reader_cursor()).  A store of one lane is
+ * read exactly as before lanes: one seq for all.
  */
 #ifndef PRINTK_READER_H
 #define PRINTK_READER_H
@@ -42,7 +51,7 @@ struct pk_field {
 
 /* One record, as a reader returns it (reserved zeroed by the library). */
 struct pk_record {
-	uint64_t seq;		/* sequence number, gapless as assigned */
+	uint64_t seq;		/* sequence number in its lane, gapless as assigned */
 	uint64_t ts_ns;		/* CLOCK_MONOTONIC at store time */
 	int level;		/* PK_EMERG..PK_DEBUG */
 	uint32_t tid;		/* storing thread */
@@ -80,7 +89,14 @@ struct pk_record {
 		unsigned line;
 		uint64_t reserved_line;
 	};
-	uint64_t reserved[1];	/* zero: later fields */
+	/*
+	 * The lane of the store it was stored in (0 in a store of one
+	 * lane): seq counts within it.
+	 */
+	union {
+		unsigned lane;
+		uint64_t reserved_lane;
+	};
 };
 
 struct pk_reader;
@@ -113,7 +129,13 @@ struct pk_reader *pk_reader_open(void);
  * records left half-written by a dead writer are skipped at once; while a
  * writer is alive, a record in progress holds pk_reader_next() back
  * (it returns 0) until it is committed or, once later records exist, for
- * at most 1 s.  The file is mapped, so if
+ * at most 1 s.  In a store of several lanes a live read-only reader also
+ * holds back, for at most 100 ms, a record newer than 100 ms while an
+ * idle lane could still store an older one (a writer that can store
+ * one then has read its clock and not yet taken its seq); a writer
+ * preempted for longer between the two may so come out of order.  A
+ * post-mortem reader, and one opened PK_READER_WRITABLE, are always in
+ * order.  The file is mapped, so if
  * another process truncates it while the reader is open, reading the lost
  * pages raises SIGBUS in the calling thread (pkmsg catches it and exits
  * with status 1); the library installs no handler of its own.
@@ -134,10 +156,12 @@ struct pk_reader *pk_reader_open_file(const char *path);
  * @rec: filled (reserved zeroed); rec->text points into @r and stays
  *       valid until the next call on @r or pk_reader_close().
  *
- * rec->seq jumps over records that were lost (overwritten before they
- * were read, or never committed): pk_reader_tell() before the call says
- * where the gap began.  Lock-free: never waits for a writer (see
- * pk_reader_wait() to wait for new records).
+ * Records come in the merged order of the store's lanes (timestamp,
+ * lane, seq).  rec->seq jumps over records of rec->lane that were lost
+ * (overwritten before they were read, or never committed):
+ * pk_reader_tell_lane(r, rec->lane) before the call (pk_reader_tell() in
+ * a store of one lane) says where the gap began.  Lock-free: never waits
+ * for a writer (see pk_reader_wait() to wait for new records).
  * Context: any thread (one at a time per reader), async-signal-safe.
  * Return: 1 a record was copied; 0 nothing more now; -EINVAL for a NULL
  * @r or @rec; -ENODEV the store this process's reader read was released.
@@ -149,7 +173,10 @@ int pk_reader_next(struct pk_reader *r, struct pk_record *rec);
  * @r:   the reader (NULL: nothing is done).
  * @seq: clamped to what the store holds now: below the oldest record it
  *       means the oldest, above the next seq to be stored it means that
- *       one (only new records).
+ *       one (only new records).  In a store of several lanes, every lane
+ *       continues at @seq, clamped to what that lane holds: 0 is the
+ *       oldest record of each, UINT64_MAX only new records (a position
+ *       in between is a cursor: pk_reader_seek_cursor()).
  * Context: any thread (one at a time per reader), async-signal-safe.
  * Return: nothing.
  */
@@ -197,7 +224,11 @@ void pk_reader_close(struct pk_reader *r);
  * sleeps until a writer wakes it, and pk_reader_clear() works.  A
  * read-only reader's pk_reader_wait() sleeps in slices of at most 100 ms
  * instead.  Neither kind writes anything but the header's waiter count
- * and clear point.
+ * and clear point; in a store of several lanes of a live writer, a
+ * writable reader also raises an idle lane's timestamp floor to the
+ * clock (a seal: the lane's next record is not older than what was read)
+ * and ends an unfinished line that holds the other lanes back (its
+ * writer stores the rest as a new record), which keeps its merge exact.
  * Context: any thread, not async-signal-safe (allocates).
  * Return: a reader, or NULL with errno set: as pk_reader_open_file(), and
  * EINVAL for unknown @flags, ELOOP for a symlink when writable.
@@ -220,14 +251,24 @@ struct pk_store_info {
 	int64_t realtime_zero_ns;	/* CLOCK_REALTIME at CLOCK_MONOTONIC zero */
 	int32_t creator_pid;		/* last process to open the file exclusively */
 	int live;			/* a writer has the store open now */
-	uint64_t reserved[8];		/* zero: later fields */
+	union {				/* the store's lanes, 1 to 64 */
+		unsigned lanes;
+		uint64_t reserved_lanes;
+	};
+	uint64_t reserved[7];		/* zero: later fields */
 };
 
 /**
  * pk_reader_info() - the store's header and counters, read now.
  * @r:    the reader.
  * @info: filled (reserved zeroed); each field read on its own, not a
- *        snapshot.  live is always 1 for this process's store.
+ *        snapshot.  live is always 1 for this process's store.  In a
+ *        store of several lanes the seqs (first_seq, next_seq,
+ *        oldest_seq, clear_seq) and the counters are the sums of the
+ *        lanes' own, so that differences still count records
+ *        (next_seq - first_seq stored, oldest_seq - first_seq
+ *        overwritten), and data_size and desc_count those of all lanes;
+ *        generation, realtime_zero_ns and creator_pid are the store's.
  * Context: any thread.
  * Return: 0, or -EINVAL for a NULL @r or @info; -ENODEV as pk_reader_next().
  */
@@ -237,10 +278,65 @@ int pk_reader_info(struct pk_reader *r, struct pk_store_info *info);
  * pk_reader_tell() - the seq the next pk_reader_next() looks at first.  A
  * record returned with a higher seq means the ones between were lost.
  * @r: the reader.
+ *
+ * In a store of several lanes, seqs count within each lane: this is the
+ * sum of every lane's pk_reader_tell_lane(), which grows by one for each
+ * record returned and each one lost; it is not a seq of any record.
  * Context: any thread (one at a time per reader), async-signal-safe.
  * Return: that seq; 0 for a NULL @r.
  */
 uint64_t pk_reader_tell(const struct pk_reader *r);
+
+/**
+ * pk_reader_tell_lane() - the seq after the last record of @lane that @r
+ * returned (where it began in that lane, if none yet).  A record of @lane
+ * returned with a higher seq means the ones between were lost.
+ * @r:    the reader.
+ * @lane: 0 to pk_store_info.lanes - 1.
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: that seq; 0 for a NULL @r or a lane the store does not have.
+ */
+uint64_t pk_reader_tell_lane(const struct pk_reader *r, unsigned lane);
+
+/* Bytes that hold any cursor, its NUL included (pk_reader_cursor()). */
+#define PK_READER_CURSOR_MAX	1400
+
+/**
+ * pk_reader_cursor() - the reader's position as a string: after the last
+ * record it returned, in every lane.
+ * @r:    the reader.
+ * @buf:  receives the cursor, NUL-terminated: "pk1:g=GEN:l=LANES:s=SEQ,..."
+ *        (the store's generation, its lanes, and each lane's next seq, in
+ *        lane order); only pk_reader_seek_cursor() need read it.
+ * @size: bytes at @buf; PK_READER_CURSOR_MAX is always enough.
+ *
+ * A record read ahead by pk_reader_wait() but not yet returned is after
+ * the cursor.  A cursor stays valid while the store exists: across
+ * reopens by new writers, in another process, with another reader.
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: the cursor's length; -ERANGE if @size is too small (@buf then
+ * holds "" if @size > 0); -EINVAL for a NULL @r or @buf; -ENODEV as
+ * pk_reader_next().
+ */
+int pk_reader_cursor(struct pk_reader *r, char *buf, size_t size);
+
+/**
+ * pk_reader_seek_cursor() - continue after the position @cursor names:
+ * the next pk_reader_next() returns the first record after it, in the
+ * same merged order as the reader that took it would have.
+ * @r:      the reader.
+ * @cursor: a string from pk_reader_cursor() on a reader of this store.
+ *
+ * Records the store lost since the cursor was taken (overwritten, or
+ * cleared by PK_BUFFER_CLEAR) are reported as lost, by the jump in seq of
+ * the next record of their lane.
+ * Context: any thread (one at a time per reader), async-signal-safe.
+ * Return: 0; -EINVAL for a NULL @r or @cursor, a malformed cursor, or one
+ * of another store (another lane count, a later generation, or a seq
+ * beyond what a lane has stored); -ENODEV as pk_reader_next().  On error
+ * the reader's position is unchanged.
+ */
+int pk_reader_seek_cursor(struct pk_reader *r, const char *cursor);
 
 /**
  * pk_reader_clear() - make readers opened from now on start after every

@@ -568,7 +568,7 @@ static bool j_code_loc(const struct pk_record *rec, const char **file, unsigned 
 	return rec->file || rec->func;
 }
 
-static void put_journal(struct out *o, const struct pk_record *rec)
+static void put_journal(struct out *o, const struct pk_record *rec, bool lane)
 {
 	struct jout j = { o, false };
 	const char *file, *func;
@@ -583,6 +583,8 @@ static void put_journal(struct out *o, const struct pk_record *rec)
 	j_num(&j, "SYSLOG_PID", rec->pid);
 	j_num(&j, "TID", rec->tid);
 	j_num(&j, "PRINTK_SEQ", rec->seq);
+	if (lane)
+		j_num(&j, "PRINTK_LANE", rec->lane);
 	if (rec->module)
 		j_field(&j, "PRINTK_MODULE", 13, rec->module, strlen(rec->module));
 	if (j_code_loc(rec, &file, &line, &func)) {
@@ -623,8 +625,11 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		return 0;
 	switch (PK_FMT_KIND(fo->fmt)) {
 	case PK_FMT_KMSG:
-		putf(&o, "%d,%llu,%llu,%c;", rec->facility << 3 | rec->level,
+		putf(&o, "%d,%llu,%llu,%c", rec->facility << 3 | rec->level,
 		     (unsigned long long)rec->seq, us, (rec->flags & PK_REC_CONT) ? 'c' : '-');
+		if (fo->fmt & PK_FMT_F_LANE)
+			putf(&o, ",lane=%u", rec->lane);
+		putc_(&o, ';');
 		put_kmsg(&o, rec->text, rec->len);
 		putc_(&o, '\n');
 		/* As the kernel's dictionary lines (SUBSYSTEM=, DEVICE=). */
@@ -665,7 +670,10 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		put_lines(&o, rec, fo, true);
 		break;
 	case PK_FMT_JSON:
-		putf(&o, "{\"seq\":%llu,\"ts_us\":%llu,", (unsigned long long)rec->seq, us);
+		putf(&o, "{\"seq\":%llu,", (unsigned long long)rec->seq);
+		if (fo->fmt & PK_FMT_F_LANE)
+			putf(&o, "\"lane\":%u,", rec->lane);
+		putf(&o, "\"ts_us\":%llu,", us);
 		if (fo->fmt & PK_FMT_F_REALTIME)
 			putf(&o, "\"time_us\":%lld,",
 			     (long long)(pk__realtime_ns(rec->ts_ns, fo->realtime_zero_ns) / 1000));
@@ -720,7 +728,7 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 		putc_(&o, '\n');
 		break;
 	case PK_FMT_JOURNAL:
-		put_journal(&o, rec);
+		put_journal(&o, rec, (fo->fmt & PK_FMT_F_LANE) != 0);
 		break;
 	case PK_FMT_HUMAN:
 	default:
@@ -754,6 +762,26 @@ size_t pk__format_dropped(char *buf, size_t size, uint64_t n, unsigned fmt)
 	else
 		len = pk__stbsp_snprintf(buf, (int)size, "** %llu printk messages dropped **\n",
 					 (unsigned long long)n);
+	if (len < 0)
+		return 0;
+	return (size_t)len < size ? (size_t)len : size - 1;
+}
+
+size_t pk__format_dropped_lane(char *buf, size_t size, uint64_t n, unsigned fmt, unsigned lane)
+{
+	int len;
+
+	if (PK_FMT_KIND(fmt) == PK_FMT_JOURNAL)
+		len = pk__stbsp_snprintf(buf, (int)size, "PRIORITY=4\nMESSAGE=** %llu printk "
+					 "messages dropped in lane %u **\nPRINTK_DROPPED=%llu\n"
+					 "PRINTK_LANE=%u\n", (unsigned long long)n, lane,
+					 (unsigned long long)n, lane);
+	else if (PK_FMT_KIND(fmt) == PK_FMT_JSON)
+		len = pk__stbsp_snprintf(buf, (int)size, "{\"dropped\":%llu,\"lane\":%u}\n",
+					 (unsigned long long)n, lane);
+	else
+		len = pk__stbsp_snprintf(buf, (int)size, "** %llu printk messages dropped in lane %u **\n",
+					 (unsigned long long)n, lane);
 	if (len < 0)
 		return 0;
 	return (size_t)len < size ? (size_t)len : size - 1;

@@ -122,8 +122,15 @@ struct pk_format_opts {
  * (pkmsg --color, a console's color=); never for a file, JSON or syslog.
  */
 #define PK_FMT_F_COLOR		0x8000u
+/*
+ * Show the record's lane beside its seq, where a rendering shows the seq:
+ * kmsg "prio,seq,usec,flags,lane=L;" (a comma field as the kernel's
+ * caller=), JSON "lane":L after "seq", journal PRINTK_LANE=.  For readers
+ * of a store of several lanes (pkmsg), where a seq counts within a lane.
+ */
+#define PK_FMT_F_LANE		0x10000u
 /* The flags above are the renderer's own: none may take a public one's bit. */
-_Static_assert(((PK_FMT_F_REALTIME | PK_FMT_F_DELTA | PK_FMT_F_COLOR) &
+_Static_assert(((PK_FMT_F_REALTIME | PK_FMT_F_DELTA | PK_FMT_F_COLOR | PK_FMT_F_LANE) &
 		(0xffu | PK_FMT_F_TID | PK_FMT_F_LEVEL | PK_FMT_F_CTIME | PK_FMT_F_RFC3339 |
 		 PK_FMT_F_LOC)) == 0, "a renderer flag shares a bit with a public PK_FMT_F_ flag");
 /*
@@ -151,5 +158,12 @@ size_t pk__format_record(char *buf, size_t size, const struct pk_record *rec,
 
 /* "** N printk messages dropped **" in the given format. */
 size_t pk__format_dropped(char *buf, size_t size, uint64_t n, unsigned fmt);
+/*
+ * The same for @n records lost in lane @lane of a store of several lanes:
+ * "** N printk messages dropped in lane L **", JSON {"dropped":N,"lane":L},
+ * journal PRINTK_LANE=L as well.
+ */
+size_t pk__format_dropped_lane(char *buf, size_t size, uint64_t n, unsigned fmt,
+			       unsigned lane);
 
 #endif /* PK_FORMAT_H */

@@ -63,12 +63,31 @@
  *
  * A post-mortem reader (every writer gone) has no lane that can grow: it
  * needs no bound but the records held.  A reader of a read-only mapping
- * cannot seal: for an idle lane whose floor does not clear k it waits up
- * to grace_ns, then lets k out; a record whose writer read its clock before
- * that wait began and reserved only after it ends (preempted that long in
- * between) then comes out of order.  That is the one inexact case; every
- * reader that can write the region (consoles, pk_flush, panic, pkmsg on a
- * store it may write) is exact.
+ * cannot seal: for an idle lane whose floor does not clear k it lets k
+ * out once k.ts is grace_ns behind its clock, or once it has waited
+ * grace_ns for it; a record whose writer read its clock that long before
+ * and reserved only afterwards (preempted that long in between) then
+ * comes out of order.  That is the one inexact case; every reader that
+ * can write the region (consoles, pk_flush, panic, pkmsg on a store it may
+ * write) is exact.  (The age test lets records stored long ago out at
+ * once: waiting grace_ns for each of them would make a read-only reader
+ * of a live store take grace_ns a record for its whole backlog.)
+ *
+ * ACROSS A REBOOT
+ *
+ * A store file outlives a boot, and CLOCK_MONOTONIC starts again at the
+ * next one: the records of the earlier boot can carry timestamps far
+ * ahead of the clock.  A record k held that is more than
+ * PK_LANES_AHEAD_NS ahead of the reader's clock is of an earlier boot
+ * (within one boot a timestamp is never more than a few ns ahead: a
+ * record's ts is at most its writer's clock, or a seal's k.ts + 1).  The
+ * reader lets it out without sealing or waiting: any record an idle lane
+ * reserves from now on is of this boot, stored after k.  Sealing would be
+ * wrong: head_ts = k.ts + 1 would give every later record of that lane
+ * the earlier boot's time, the same one for each until the clock got
+ * there.  Across a reboot the merged order follows the timestamps, which
+ * restart, so it is exact within each boot only (persist.c, TIMESTAMPS
+ * ACROSS RESTARTS).
  *
  * The reader's bound for an idle lane reads head_ts before seq_head
  * (pk__ring_floor): reading seq_head first could pair an old seq_head
@@ -321,15 +340,18 @@ int pk__lanes_choose(struct pk_lanes_reader *lr)
 			}
 			if (key_below(k, c, t, i))
 				break;
+			now = mono_ns();
+			if (k > now && k - now > PK_LANES_AHEAD_NS)
+				break;		/* of an earlier boot: ACROSS A REBOOT */
 			if (!lr->seal) {
-				now = mono_ns();
+				if (now >= k && now - k >= lr->grace_ns)
+					break;	/* that old: only a writer preempted as long is behind */
 				if (!lr->blocked_since_ns)
 					lr->blocked_since_ns = now;
 				if (now - lr->blocked_since_ns >= lr->grace_ns)
 					break;
 				return -1;
 			}
-			now = mono_ns();
 			if (k == UINT64_MAX)
 				return -1;	/* no seal can clear it (a hostile head_ts) */
 			if (now <= k)

@@ -87,10 +87,11 @@ int pk__lanes_write(struct pk_lanes *ls, const struct pk_ring_meta *meta, const 
  *
  * @seal: the reader may write to the region (seal idle lanes,
  * pk__ring_seal): then the order is exact.  A reader of a read-only
- * mapping cannot seal: it waits for an idle lane whose floor is behind
- * the record it holds for at most @grace_ns, then lets the record out
- * anyway (a writer preempted that long between its clock read and its
- * head CAS then comes out of order: the one inexact case, lanes.c).
+ * mapping cannot seal: it lets out a record held for an idle lane whose
+ * floor is behind it once the record is @grace_ns old (its timestamp
+ * that far behind the clock), or once it has waited @grace_ns for it
+ * (a writer preempted that long between its clock read and its head
+ * CAS then comes out of order: the one inexact case, lanes.c).
  */
 struct pk_lanes_reader {
 	const struct pk_lanes *ls;
@@ -109,6 +110,18 @@ struct pk_lanes_reader {
 
 /* Default grace of a reader that cannot seal. */
 #define PK_LANES_GRACE_NS	1000000000ull
+
+/*
+ * Within one boot no record's timestamp is ahead of CLOCK_MONOTONIC by
+ * more than a few nanoseconds (a seal's k.ts + 1, lanes.c); a record
+ * held by a reader that is further ahead than this was stored before a
+ * reboot (the clock restarted), or the store is hostile.  The reader
+ * then neither seals for it nor waits: every record a lane reserves from
+ * now on is of this boot, later than it (lanes.c, ACROSS A REBOOT).
+ * persist.c lowers a lane's head_ts that is this far ahead when a
+ * writer takes a store over.
+ */
+#define PK_LANES_AHEAD_NS	1000000000ull
 
 void pk__lanes_reader_init(struct pk_lanes_reader *lr, const struct pk_lanes *ls,
 			   struct pk_ring_rec *buf, bool postmortem, bool seal);

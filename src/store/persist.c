@@ -5,16 +5,27 @@
  *
  * FILE LAYOUT
  *
- * A store file is exactly one record-store region (ringbuf.h): the
- * 512-byte header (magic "PPKRING1", format version, sizes and offsets,
- * first seq, the wall-clock time of CLOCK_MONOTONIC zero, the pid of the
- * process that last opened it exclusively, a generation count, the shared
- * reservation heads and counters), the descriptor ring, the data ring.
- * Nothing is stored outside the region; the file size must equal the
- * header's total_size.  The layout is versioned by PK_RING_VERSION: a file
- * of another version is refused (-EPROTO), never converted or overwritten.
+ * A store file is a store of lanes (lanes.h): N record-store regions
+ * (ringbuf.h) of one size side by side, lane i at byte i * lane_size, N
+ * from 1 to PK_LANES_MAX.  Each region is the 512-byte header (magic
+ * "PPKRING1", format version, sizes and offsets, first seq, the lane's
+ * place: lanes N and lane i, the reservation head and counters), the
+ * descriptor ring, the data ring.  What belongs to the whole store lives
+ * in lane 0's header only: the wall-clock time of CLOCK_MONOTONIC zero,
+ * the pid of the process that last opened it exclusively, the generation
+ * count, the count of joins and the waiters' futex.  Nothing is stored
+ * outside the regions; the file size must equal N times lane 0's
+ * total_size.  One lane is exactly the single ring of earlier formats.
+ * The layout is versioned by PK_RING_VERSION: a file of another version
+ * (in any lane) is refused (-EPROTO), never converted or overwritten.
  * Because every field is an offset or a count, never a pointer, the same
  * file may be mapped at any address by any number of processes.
+ *
+ * A new file gets its lanes from pk__lanes_for() (pk__persist_open_lanes:
+ * the lanes wanted, 0 for the default policy; pk__persist_open: one), its
+ * data shared out among them; an existing file keeps its own, whatever
+ * is asked now.  Its size matches the buffer size asked when its lanes'
+ * data rings add up to the data ring that size gives.
  *
  * OPENING FOR WRITING (pk__persist_open)
  *
@@ -26,8 +37,9 @@
  *     it has it open (a fork()ed child shares its parent's);
  *   - a process opening the store first tries for the write lock without
  *     waiting.  If it gets it, no other writer is alive: it validates the
- *     file, repairs what dead writers left (pk__ring_recover) or clears
- *     it, updates the header, and downgrades to a read lock;
+ *     file, repairs what dead writers left in every lane
+ *     (pk__ring_recover) or clears every lane, updates lane 0's header,
+ *     and downgrades to a read lock;
  *   - if the write lock is taken, other writers are alive: it waits for a
  *     read lock (which only waits out someone else's setup), validates
  *     the file and joins them without touching the header.  The ring is
@@ -102,7 +114,7 @@
  * TRUNCATION UNDER A WRITER
  *
  * A writer's mapping never outgrows the file (the file size equals the
- * header's total_size, checked before mapping), so only a truncation while
+ * lanes' size, checked before mapping), so only a truncation while
  * mapped could raise SIGBUS in pk_printk.  Under the rules above nobody
  * else can: truncate(2) and ftruncate(2) need write access to the file,
  * which only its owner (the writer's own uid, who can also kill or ptrace
@@ -116,13 +128,13 @@
  * errors; those are not defended against: a SIGBUS handler is the
  * program's to install.  The library itself never shrinks a store file.
  *
- * Reopening continues the sequence numbers, as the kernel's log does
- * across dmesg runs.  PK_BUFFER_CLEAR starts afresh but still continues
- * the numbering: with no other writer alive, first_seq and clear_seq move
- * to seq_head, the counters are zeroed and the rings wiped; with other
- * writers alive only clear_seq moves (as pkmsg -C).  The clear never
- * invalidates the header, so a process killed in the middle of it leaves
- * a valid store.
+ * Reopening continues the sequence numbers (each lane its own), as the
+ * kernel's log does across dmesg runs.  PK_BUFFER_CLEAR starts afresh but
+ * still continues the numbering: with no other writer alive, in every
+ * lane first_seq and clear_seq move to seq_head, the counters are zeroed
+ * and the rings wiped; with other writers alive only clear_seq moves (as
+ * pkmsg -C).  The clear never invalidates a header, so a process killed
+ * in the middle of it leaves a valid store.
  *
  * TIMESTAMPS ACROSS RESTARTS
  *
@@ -136,6 +148,21 @@
  * and their dates (pkmsg -T) are wrong, as dmesg -T is after a suspend.
  * The generation count, bumped at each exclusive open, tells runs apart.
  *
+ * Each lane's head_ts (ringbuf.h) is a floor for the timestamps of the
+ * lane's next records: a record gets max(head_ts, its writer's clock).
+ * After a reboot the clock starts again near zero and head_ts may be far
+ * ahead of it; left so, every record would get the earlier boot's last
+ * time, the same one, until the clock got there.  So an exclusive open
+ * (no writer alive, none reserving) lowers to the current clock every
+ * lane's head_ts that is more than PK_LANES_AHEAD_NS ahead of it (within
+ * one boot it never is: lanes.h).  The records of the earlier boot stay as
+ * they were, and the merged order (lanes.c) is by timestamp: it is exact
+ * within one boot, and across a reboot it follows the records' times,
+ * which restart, so the two boots' records interleave by uptime.  A
+ * reader does not seal for a record that far ahead (lanes.c, ACROSS A
+ * REBOOT), so no reader raises a head_ts back to the earlier boot's time.
+ * A hostile file's head_ts is lowered the same way.
+ *
  * LIVENESS (readers)
  *
  * A store is live while some process holds a read lock on it: a reader
@@ -146,10 +173,17 @@
  *
  * VALIDATION
  *
- * The file is untrusted.  Before anything but the header is touched, the
- * file must be a regular file no larger than the largest region; the
- * header (magic, version, geometry, offsets) must describe a region of
- * exactly the file's size (pk__ring_attach reads each field once); the
+ * The file is untrusted.  Before anything but the headers is touched, the
+ * file must be a regular file no larger than the largest region (a store
+ * of lanes shares out a data ring of at most 512 MiB, PK__DATA_SIZE_MAX,
+ * half the largest region's, so it is smaller even with 64 headers);
+ * lane 0's header
+ * (magic, version, geometry, offsets) must describe a region
+ * (pk__ring_attach reads each field once) and name a lane count from 1 to
+ * PK_LANES_MAX and itself as lane 0, and the file must be exactly that
+ * many regions of its size; every other lane's header must be of this
+ * version, describe a region of exactly lane 0's size and name the same
+ * lane count and its own place.  In each lane the
  * sequence bounds must be ordered (first_seq <= clear_seq <= seq_head),
  * seq_head no higher than PK_RING_SEQ_LIMIT (2^62 below 2^64: no store
  * gets there, and beyond it the numbering could wrap) and lpos_head
@@ -162,8 +196,8 @@
  * not trusted either: pk__ring_recover(), run at every exclusive open,
  * makes each one consistent with the header, whatever seq it claims
  * (older, newer, or beyond seq_head).  Records are validated one by one
- * by the reader (pk__ring_read).  A file shorter than its header's
- * total_size is reported as truncated.  The reader maps only the size it
+ * by the reader (pk__ring_read).  A file shorter than its lanes is
+ * reported as truncated.  The reader maps only the size it
  * validated; a reader whose file is truncated while mapped gets SIGBUS,
  * which pkmsg catches (the owner's rules above bind writers, not readers).
  */
@@ -182,6 +216,7 @@
 
 #include "core/fsize.h"
 #include "format/format.h"
+#include "store/lanes.h"
 #include "store/store.h"
 #include "store/pathwalk.h"
 
@@ -291,21 +326,101 @@ static int check_owner(const struct stat *st, char *why, size_t n)
 }
 
 /*
+ * The bounds of one lane's header (VALIDATION): 0, or -EINVAL with @why
+ * naming them.  @lane: the lane, for the message of a store of @lanes > 1
+ * (one lane's message names none, as before lanes).
+ */
+static int check_bounds(const struct pk_ring_hdr *h, unsigned lane, unsigned lanes, char *why,
+			size_t n)
+{
+	uint64_t first, clear, head, lpos;
+	char where[32] = "";
+
+	/*
+	 * Load order clear_seq, then seq_head: both only grow, so a live store
+	 * passes.  Relaxed: values checked for plausibility only.
+	 */
+	first = h->first_seq;
+	clear = atomic_load_explicit(&h->clear_seq, memory_order_relaxed);
+	head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
+	lpos = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
+	if (first <= clear && clear <= head && head <= PK_RING_SEQ_LIMIT && !(lpos & 7))
+		return 0;
+	if (lanes > 1)
+		snprintf(where, sizeof(where), " of lane %u", lane);
+	snprintf(why, n, "corrupt store header%s (sequence bounds): first_seq %llu, "
+		 "clear_seq %llu, seq_head %llu (at most %llu), lpos_head %llu", where,
+		 (unsigned long long)first, (unsigned long long)clear, (unsigned long long)head,
+		 (unsigned long long)PK_RING_SEQ_LIMIT, (unsigned long long)lpos);
+	return -EINVAL;
+}
+
+/*
+ * Lane @i (@i >= 1) of a store of @lanes lanes of @lane_size bytes each,
+ * at @mem: its own header checked as lane 0's was, and against lane 0's.
+ * Return: 0; -EPROTO another version; -EINVAL; @why says which.
+ */
+static int check_lane(void *mem, unsigned i, unsigned lanes, uint64_t lane_size, char *why,
+		      size_t n)
+{
+	const volatile struct pk_ring_hdr *vh = mem;
+	struct pk_ring view;
+	uint64_t total;
+	uint32_t version, l_lanes, l_lane;
+	int ret;
+
+	/* Each field read once: another process may change the file under us. */
+	version = vh->version;
+	ret = pk__ring_attach(&view, mem, (size_t)lane_size);
+	if (ret == -EPROTO) {
+		snprintf(why, n, "lane %u of the store file has format version %u, this libprintk "
+			 "reads version %u (lane 0 has version %u): not one store", i,
+			 (unsigned)version, PK_RING_VERSION, PK_RING_VERSION);
+		return ret;
+	}
+	if (ret < 0) {
+		snprintf(why, n, "%s of lane %u of %u (at byte %llu)",
+			 vh->magic != PK_RING_MAGIC ? "bad magic at the header"
+			 : "corrupt store header (sizes or offsets)", i, lanes,
+			 (unsigned long long)i * lane_size);
+		return ret;
+	}
+	total = vh->total_size;
+	l_lanes = vh->lanes;
+	l_lane = vh->lane;
+	if (total != lane_size) {
+		snprintf(why, n, "lane %u of the store is %llu bytes, lane 0 is %llu: the lanes of a "
+			 "store are of one size", i, (unsigned long long)total,
+			 (unsigned long long)lane_size);
+		return -EINVAL;
+	}
+	if (l_lanes != lanes || l_lane != i) {
+		snprintf(why, n, "lane %u of the store says it is lane %u of %u, lane 0 says the store "
+			 "has %u lanes: lanes from different stores", i, (unsigned)l_lane,
+			 (unsigned)l_lanes, lanes);
+		return -EINVAL;
+	}
+	return check_bounds(view.h, i, lanes, why, n);
+}
+
+/*
  * validate() - check an untrusted mapped store of @size bytes.
  * @mem:  the mapping (at least @size bytes, @size >= PK_RING_HDR_SIZE)
+ * @ls:   its lanes, attached, on success
  * @why:  set to a sentence naming the problem on failure (@n bytes)
  *
  * Context: any thread.
  * Return: 0; -EPROTO for another format version; -EINVAL for anything
  * that is not a valid store.
  */
-static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, size_t n)
+static int validate(void *mem, size_t size, struct pk_lanes *ls, char *why, size_t n)
 {
 	const volatile struct pk_ring_hdr *vh = mem;
 	const struct pk_ring_hdr *h = mem;
-	struct pk_ring scratch;
-	uint64_t first, clear, head, lpos, total;
-	int ret = pk__ring_attach(ring, mem, size);
+	struct pk_ring lane0, scratch;
+	uint64_t total, want;
+	uint32_t lanes, lane, i;
+	int ret = pk__ring_attach(&lane0, mem, size);
 
 	if (ret == -EPROTO) {
 		snprintf(why, n, "store file has format version %u, this libprintk reads version %u%s",
@@ -314,7 +429,12 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, siz
 			 ? " (written by an older libprintk)" : "");
 		return ret;
 	}
+	/* Each read once: what was checked is what the messages and sizes use. */
 	total = vh->total_size;
+	lanes = vh->lanes;
+	lane = vh->lane;
+	/* The store's size as lane 0 describes it (its lanes, if plausible). */
+	want = lanes >= 1 && lanes <= PK_LANES_MAX ? lanes * total : total;
 	if (ret < 0) {
 		/*
 		 * A header that would be valid for a file of its total_size,
@@ -324,35 +444,48 @@ static int validate(void *mem, size_t size, struct pk_ring *ring, char *why, siz
 		if (h->magic == PK_RING_MAGIC && total > size &&
 		    pk__ring_attach(&scratch, mem, (size_t)total) == 0)
 			snprintf(why, n, "store file is truncated: %zu bytes, its header describes %llu",
-				 size, (unsigned long long)total);
+				 size, (unsigned long long)want);
 		else
 			snprintf(why, n, "%s", h->magic != PK_RING_MAGIC
 				 ? "not a libprintk store (bad magic)"
 				 : "corrupt store header (sizes or offsets)");
 		return ret;
 	}
-	if (total != size) {
-		snprintf(why, n, "file size does not match the store header: %zu bytes, the header "
-			 "describes %llu", size, (unsigned long long)total);
+	if (lanes < 1 || lanes > PK_LANES_MAX) {
+		snprintf(why, n, "corrupt store header: %u lanes (a store has 1 to %u)",
+			 (unsigned)lanes, PK_LANES_MAX);
 		return -EINVAL;
 	}
+	if (lane != 0) {
+		snprintf(why, n, "the store file begins with lane %u of %u, not lane 0: not a whole "
+			 "store", (unsigned)lane, (unsigned)lanes);
+		return -EINVAL;
+	}
+	if (want != size) {
+		if (want > size)
+			snprintf(why, n, "store file is truncated: %zu bytes, its header describes %llu%s",
+				 size, (unsigned long long)want, lanes > 1 ? " (its lanes)" : "");
+		else
+			snprintf(why, n, "file size does not match the store header: %zu bytes, the "
+				 "header describes %llu%s", size, (unsigned long long)want,
+				 lanes > 1 ? " (its lanes)" : "");
+		return -EINVAL;
+	}
+	ret = check_bounds(lane0.h, 0, lanes, why, n);
+	for (i = 1; i < lanes && ret == 0; i++)
+		ret = check_lane((char *)mem + (size_t)i * total, i, lanes, total, why, n);
+	if (ret < 0)
+		return ret;
 	/*
-	 * Load order clear_seq, then seq_head: both only grow, so a live store
-	 * passes.  Relaxed: values checked for plausibility only.
+	 * The views, built from headers read again: one changed since must
+	 * still describe exactly this file, or it is refused.
 	 */
-	first = h->first_seq;
-	clear = atomic_load_explicit(&h->clear_seq, memory_order_relaxed);
-	head = atomic_load_explicit(&h->seq_head, memory_order_relaxed);
-	lpos = atomic_load_explicit(&h->lpos_head, memory_order_relaxed);
-	if (first > clear || clear > head || head > PK_RING_SEQ_LIMIT || (lpos & 7)) {
-		snprintf(why, n, "corrupt store header (sequence bounds): first_seq %llu, "
-			 "clear_seq %llu, seq_head %llu (at most %llu), lpos_head %llu",
-			 (unsigned long long)first, (unsigned long long)clear,
-			 (unsigned long long)head, (unsigned long long)PK_RING_SEQ_LIMIT,
-			 (unsigned long long)lpos);
-		return -EINVAL;
-	}
-	return 0;
+	ret = pk__lanes_attach(ls, mem, size);
+	if (ret == 0 && (size_t)ls->n * ls->lane_size != size)
+		ret = -EINVAL;
+	if (ret < 0)
+		snprintf(why, n, "corrupt store header (its lanes changed while being checked)");
+	return ret;
 }
 
 /*
@@ -378,31 +511,38 @@ static int check_size(size_t size, const uint64_t *magic, char *why, size_t n)
 	return 0;
 }
 
-static int check_mapped(void *mem, size_t size, bool writable, struct pk_ring *ring, char *why,
+static int check_mapped(void *mem, size_t size, bool writable, struct pk_lanes *ls, char *why,
 			size_t n)
 {
-	int ret = validate(mem, size, ring, why, n);
+	int ret = validate(mem, size, ls, why, n);
+	uint64_t head;
+	unsigned i;
 
-	if (ret == 0 && writable &&
-	    atomic_load_explicit(&ring->h->seq_head, memory_order_relaxed) > PK_RING_SEQ_WRITE_LIMIT) {
+	for (i = 0; ret == 0 && writable && i < ls->n; i++) {
 		/*
 		 * Readable, but a writer would soon carry seq_head past what
 		 * any reader accepts (PK_RING_SEQ_LIMIT): no real store gets
 		 * here (2^61 records), a crafted header does.  Relaxed: a
 		 * plausibility check, like validate()'s.
 		 */
-		snprintf(why, n, "seq_head %llu is past %llu, too near the limit to write to; "
-			 "remove the file",
-			 (unsigned long long)atomic_load_explicit(&ring->h->seq_head,
-								  memory_order_relaxed),
-			 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
+		head = atomic_load_explicit(&ls->lane[i].h->seq_head, memory_order_relaxed);
+		if (head <= PK_RING_SEQ_WRITE_LIMIT)
+			continue;
+		if (ls->n > 1)
+			snprintf(why, n, "seq_head %llu of lane %u is past %llu, too near the limit to "
+				 "write to; remove the file", (unsigned long long)head, i,
+				 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
+		else
+			snprintf(why, n, "seq_head %llu is past %llu, too near the limit to write to; "
+				 "remove the file", (unsigned long long)head,
+				 (unsigned long long)PK_RING_SEQ_WRITE_LIMIT);
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
 /* Map @fd (a regular file of @size bytes) and validate it. */
-static int map_validated(int fd, size_t size, bool writable, void **memp, struct pk_ring *ring,
+static int map_validated(int fd, size_t size, bool writable, void **memp, struct pk_lanes *ls,
 			 char *why, size_t n)
 {
 	uint64_t magic = 0;
@@ -421,7 +561,7 @@ static int map_validated(int fd, size_t size, bool writable, void **memp, struct
 		why[0] = '\0';
 		return ret;
 	}
-	ret = check_mapped(mem, size, writable, ring, why, n);
+	ret = check_mapped(mem, size, writable, ls, why, n);
 	if (ret < 0) {
 		munmap(mem, size);
 		return ret;
@@ -486,9 +626,10 @@ static int fill_holes(int fd, size_t size, bool excl)
 }
 
 /*
- * Start afresh with no other writer alive, continuing the numbering.
- * Each step leaves a valid header, so a kill in between is harmless
- * (the next exclusive open's pk__ring_recover() finishes the descriptors).
+ * Start a lane afresh with no other writer alive, continuing the
+ * numbering.  Each step leaves a valid header, so a kill in between is
+ * harmless (the next exclusive open's pk__ring_recover() finishes the
+ * descriptors).
  */
 static void clear_store(struct pk_ring *ring)
 {
@@ -502,24 +643,62 @@ static void clear_store(struct pk_ring *ring)
 	atomic_store_explicit(&h->refused, 0, memory_order_relaxed);
 }
 
-/* Make this process the store's current (exclusive) opener. */
-static void take_over(struct pk_ring *ring, unsigned flags)
+static uint64_t mono_now(void)
 {
-	struct pk_ring_hdr *h = ring->h;
+	struct timespec ts;
 
-	if (flags & PK_CFG_BUFFER_CLEAR)
-		clear_store(ring);
-	else
-		pk__ring_recover(ring);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A lane's head_ts far ahead of the clock: an earlier boot's (TIMESTAMPS
+ * ACROSS RESTARTS), lowered to @now.  No writer runs (the caller holds
+ * the write lock), so nothing reserves meanwhile.  A live reader may seal
+ * the lane at the same time: its seal is a compare-and-swap of the whole
+ * head word, which fails if this store comes between its load and its
+ * swap (it then reads the word again); and it does not seal for a record
+ * this far ahead (lanes.c, ACROSS A REBOOT).  Relaxed: nothing else is
+ * published with it.
+ */
+static void head_ts_lower(struct pk_ring *ring, uint64_t now)
+{
+	uint64_t t = atomic_load_explicit(&ring->h->head_ts, memory_order_relaxed);
+
+	if (t > now && t - now > PK_LANES_AHEAD_NS)
+		atomic_store_explicit(&ring->h->head_ts, now, memory_order_relaxed);
+}
+
+/*
+ * Make this process the store's current (exclusive) opener: every lane
+ * recovered (or cleared) and its head brought to this boot's clock; the
+ * store-wide fields in lane 0's header.
+ */
+static void take_over(struct pk_lanes *ls, unsigned flags)
+{
+	struct pk_ring_hdr *h = ls->lane[0].h;
+	uint64_t now = mono_now();
+	unsigned i;
+
+	for (i = 0; i < ls->n; i++) {
+		if (flags & PK_CFG_BUFFER_CLEAR)
+			clear_store(&ls->lane[i]);
+		else
+			pk__ring_recover(&ls->lane[i]);
+		head_ts_lower(&ls->lane[i], now);
+	}
 	h->realtime_zero_ns = realtime_zero_now();
 	h->creator_pid = (int32_t)getpid();
 	h->generation++;
 }
 
-/* Format a new store file; its creation is its first exclusive open. */
-static void format_new(void *mem, unsigned l2)
+/*
+ * Format a new store file of @lanes lanes whose data rings are 1 <<
+ * @lane_l2 bytes; its creation is its first exclusive open.
+ */
+static void format_new(void *mem, unsigned lanes, unsigned lane_l2)
 {
-	pk__ring_format(mem, l2, 0);
+	pk__lanes_format(mem, lanes, lane_l2, 0);
 	((struct pk_ring_hdr *)mem)->generation = 1;
 }
 
@@ -541,10 +720,13 @@ static void asked_size(size_t bytes, char *buf, size_t n)
 		snprintf(buf, n, "a buffer size of %zu bytes", bytes);
 }
 
-/* The message for a valid store whose data ring is 1 << @l2, not what was asked. */
+/*
+ * The message for a valid store whose data rings add up to 1 << @l2
+ * bytes (0: to no power of two), not what was asked.
+ */
 static void other_size(unsigned l2, size_t file_size, size_t asked, char *why, size_t n)
 {
-	size_t lo = pk__ring_region_size(l2), hi = pk__ring_region_size(l2 + 1) - 1;
+	size_t lo = l2 ? pk__ring_region_size(l2) : 1, hi = l2 ? pk__ring_region_size(l2 + 1) - 1 : 0;
 	char want[64];
 
 	/* The buffer sizes that open this store: those that give the same ring. */
@@ -563,17 +745,43 @@ static void other_size(unsigned l2, size_t file_size, size_t asked, char *why, s
 }
 
 /*
- * Open the existing store behind @fd for writing.  Consumes nothing.
- * @asked: the buffer size the caller asked for (for messages).
+ * The store a writer asks for: its data ring (the buffer size's, 1 <<
+ * l2 bytes in all), and for a new file its lanes, each one's data ring
+ * and the file's size.
  */
-static int open_existing(const char *path, int fd, unsigned l2, size_t size, size_t asked,
-			 unsigned flags, void **memp)
+struct want {
+	unsigned l2;
+	unsigned lanes;
+	unsigned lane_l2;
+	size_t size;
+	size_t asked;		/* the buffer size asked for (for messages) */
+};
+
+/*
+ * The data of the lanes of @ls together, as log2 of bytes: 0 if it is no
+ * power of two (a lane count that is none), which no buffer size asks for.
+ */
+static unsigned lanes_data_log2(const struct pk_lanes *ls)
 {
-	struct pk_ring ring;
+	unsigned l2 = (unsigned)__builtin_ctzll(ls->lane[0].data_size);
+
+	return ls->n & (ls->n - 1) ? 0 : l2 + (unsigned)__builtin_ctz(ls->n);
+}
+
+/*
+ * Open the existing store behind @fd for writing.  Consumes nothing.
+ * An existing store keeps its lanes; @w's are for an empty file only.
+ * Return: 0 with *@memp and *@sizep (the file's size) set; -errno.
+ */
+static int open_existing(const char *path, int fd, const struct want *w, unsigned flags,
+			 void **memp, size_t *sizep)
+{
+	struct pk_lanes ls;
 	char why[WHY_MAX];
 	struct stat st;
 	bool excl = true;
 	void *mem;
+	unsigned i;
 	int ret;
 
 	/* Before the lock: another user's lock must not make us wait. */
@@ -594,24 +802,24 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 		return report(path, -errno, NULL);
 	if (st.st_size == 0 && excl) {
 		/* Empty (e.g. touch(1)): nothing to lose, make it a store. */
-		ret = reserve(fd, size);
+		ret = reserve(fd, w->size);
 		if (ret < 0) {
-			reserve_why(ret, size, why, sizeof(why));
+			reserve_why(ret, w->size, why, sizeof(why));
 			return report(path, ret, why);
 		}
-		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		mem = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (mem == MAP_FAILED)
 			return report(path, -errno, NULL);
-		format_new(mem, l2);
+		format_new(mem, w->lanes, w->lane_l2);
+		*sizep = w->size;
 		goto done;
 	}
-	ret = map_validated(fd, (size_t)st.st_size, true, &mem, &ring, why, sizeof(why));
+	ret = map_validated(fd, (size_t)st.st_size, true, &mem, &ls, why, sizeof(why));
 	if (ret < 0)
 		return report(path, ret, why);
-	/* The view's size, which attach derived from the header it validated. */
-	if (ring.data_size != 1ull << l2) {
-		other_size((unsigned)__builtin_ctzll(ring.data_size), (size_t)st.st_size, asked,
-			   why, sizeof(why));
+	/* The views' sizes, which attach derived from the headers it validated. */
+	if (lanes_data_log2(&ls) != w->l2) {
+		other_size(lanes_data_log2(&ls), (size_t)st.st_size, w->asked, why, sizeof(why));
 		munmap(mem, (size_t)st.st_size);
 		return report(path, -EINVAL, why);
 	}
@@ -627,13 +835,14 @@ static int open_existing(const char *path, int fd, unsigned l2, size_t size, siz
 		return report(path, ret, why);
 	}
 	if (excl) {
-		take_over(&ring, flags);
+		take_over(&ls, flags);
 	} else {
 		/* The processes already writing count their losses from now on. */
-		atomic_fetch_add_explicit(&ring.h->joins, 1, memory_order_seq_cst);
-		if (flags & PK_CFG_BUFFER_CLEAR)
-			pk__ring_clear(&ring);
+		atomic_fetch_add_explicit(&ls.lane[0].h->joins, 1, memory_order_seq_cst);
+		for (i = 0; i < ls.n && (flags & PK_CFG_BUFFER_CLEAR); i++)
+			pk__ring_clear(&ls.lane[i]);
 	}
+	*sizep = (size_t)st.st_size;
 done:
 	if (excl)
 		ofd_lock(fd, F_RDLCK, false);	/* a downgrade never blocks */
@@ -647,9 +856,9 @@ done:
  * Return: 0 with *fdp and *memp set; -EEXIST if another process created
  * it first; another -errno.
  */
-static int create_new(int dfd, const char *name, unsigned l2, size_t size, void **memp,
-		      int *fdp)
+static int create_new(int dfd, const char *name, const struct want *w, void **memp, int *fdp)
 {
+	size_t size = w->size;
 	char tmp[NAME_MAX + 1], proc[64];
 	static _Atomic unsigned tmp_count;
 	bool named = false;
@@ -674,7 +883,7 @@ static int create_new(int dfd, const char *name, unsigned l2, size_t size, void 
 		ret = -errno;
 		goto fail;
 	}
-	format_new(mem, l2);
+	format_new(mem, w->lanes, w->lane_l2);
 	/* Nobody else can reach the file yet: this cannot fail for a conflict. */
 	ret = ofd_lock(fd, F_WRLCK, false);
 	if (ret < 0)
@@ -734,7 +943,7 @@ static int report_walk(const char *path, const struct pk__walk *w, int err)
  * Each retry means another process created or removed the file meanwhile.
  */
 static int open_in(const char *path, const struct pk__walk *w, const struct pk_config *cfg,
-		   unsigned l2, size_t size, void **memp, int *fdp)
+		   const struct want *want, void **memp, size_t *sizep, int *fdp)
 {
 	char why[WHY_MAX];
 	struct stat st;
@@ -757,7 +966,7 @@ static int open_in(const char *path, const struct pk__walk *w, const struct pk_c
 					continue;
 				return report_open(path, w->dfd, w->name, -errno);
 			}
-			ret = open_existing(path, fd, l2, size, cfg->buffer_size, cfg->flags, memp);
+			ret = open_existing(path, fd, want, cfg->flags, memp, sizep);
 			if (ret < 0) {
 				close(fd);
 				return ret;
@@ -767,11 +976,13 @@ static int open_in(const char *path, const struct pk__walk *w, const struct pk_c
 		}
 		if (errno != ENOENT)
 			return report(path, -errno, NULL);
-		ret = create_new(w->dfd, w->name, l2, size, memp, fdp);
-		if (ret == 0)
+		ret = create_new(w->dfd, w->name, want, memp, fdp);
+		if (ret == 0) {
+			*sizep = want->size;
 			return 0;
+		}
 		if (ret == -EFBIG || ret == -ENOSPC || ret == -EDQUOT) {
-			reserve_why(ret, size, why, sizeof(why));
+			reserve_why(ret, want->size, why, sizeof(why));
 			return report(path, ret, why);
 		}
 		if (ret != -EEXIST)
@@ -780,17 +991,20 @@ static int open_in(const char *path, const struct pk__walk *w, const struct pk_c
 	return report(path, -EAGAIN, "the store file keeps appearing and vanishing");
 }
 
-int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, int *fdp)
+int pk__persist_open_lanes(const struct pk_config *cfg, unsigned lanes, void **memp,
+			   size_t *sizep, int *fdp)
 {
 	const char *path = cfg->buffer_path;
-	unsigned l2 = pk__ring_data_log2_for(cfg->buffer_size);
+	struct want want = { .l2 = pk__ring_data_log2_for(cfg->buffer_size),
+			     .asked = cfg->buffer_size };
 	struct pk__walk w;
-	size_t size;
+	size_t size = 0;
 	int ret;
 
-	if (!path || !*path || !l2)
+	if (!path || !*path || !want.l2)
 		return -EINVAL;
-	size = pk__ring_region_size(l2);
+	want.lanes = pk__lanes_for(lanes, want.l2, &want.lane_l2);
+	want.size = pk__lanes_region_size(want.lanes, want.lane_l2);
 	pk__walk_init(&w);
 	ret = pk__walk_begin(&w, path);
 	if (!ret)
@@ -798,11 +1012,16 @@ int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, in
 	if (ret < 0)
 		ret = report_walk(path, &w, ret);
 	else
-		ret = open_in(path, &w, cfg, l2, size, memp, fdp);
+		ret = open_in(path, &w, cfg, &want, memp, &size, fdp);
 	pk__walk_end(&w);
 	if (ret == 0)
 		*sizep = size;
 	return ret;
+}
+
+int pk__persist_open(const struct pk_config *cfg, void **memp, size_t *sizep, int *fdp)
+{
+	return pk__persist_open_lanes(cfg, 1, memp, sizep, fdp);
 }
 
 void pk__persist_close(void *mem, size_t size, int fd)
@@ -829,15 +1048,16 @@ bool pk__persist_live(int fd, const void *mem)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *sizep, int *fdp,
-			 bool *live)
+/* pk__persist_map_file(), and the reason of a refusal in @why (@n bytes; "" if none). */
+static int map_file(const char *path, bool writable, void **memp, size_t *sizep, int *fdp,
+		    bool *live, char *why, size_t n)
 {
-	struct pk_ring ring;
-	char why[WHY_MAX];
+	struct pk_lanes ls;
 	struct stat pre, st;
 	void *mem;
 	int fd, ret;
 
+	why[0] = '\0';
 	if (!path)
 		return -EINVAL;
 	/*
@@ -872,7 +1092,7 @@ int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *s
 		ret = S_ISREG(st.st_mode) ? -EAGAIN : -EINVAL;
 		goto fail;
 	}
-	ret = map_validated(fd, (size_t)st.st_size, writable, &mem, &ring, why, sizeof(why));
+	ret = map_validated(fd, (size_t)st.st_size, writable, &mem, &ls, why, n);
 	if (ret < 0)
 		goto fail;
 	*live = pk__persist_live(fd, mem);
@@ -885,6 +1105,29 @@ fail:
 	return ret;
 }
 
+int pk__persist_map_file(const char *path, bool writable, void **memp, size_t *sizep, int *fdp,
+			 bool *live)
+{
+	char why[WHY_MAX];
+
+	return map_file(path, writable, memp, sizep, fdp, live, why, sizeof(why));
+}
+
+int pk__persist_explain(const char *path, char *why, size_t n)
+{
+	void *mem;
+	size_t size;
+	bool live;
+	int fd, ret;
+
+	if (!why || !n)
+		return -EINVAL;
+	ret = map_file(path, false, &mem, &size, &fd, &live, why, n);
+	if (ret == 0)
+		pk__persist_close(mem, size, fd);
+	return ret;
+}
+
 int pk__persist_map_reader(const char *path, void **memp, size_t *sizep, bool *live)
 {
 	int fd, ret = pk__persist_map_file(path, false, memp, sizep, &fd, live);
@@ -894,7 +1137,7 @@ int pk__persist_map_reader(const char *path, void **memp, size_t *sizep, bool *l
 	return ret;
 }
 
-int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_ring *ring)
+int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_lanes *ls)
 {
 	char why[WHY_MAX];
 	uint64_t magic;
@@ -904,11 +1147,11 @@ int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_rin
 		memcpy(&magic, mem, sizeof(magic));
 	ret = check_size(size, size >= sizeof(magic) ? &magic : NULL, why, sizeof(why));
 	if (ret == 0)
-		ret = check_mapped(mem, size, writable, ring, why, sizeof(why));
+		ret = check_mapped(mem, size, writable, ls, why, sizeof(why));
 	return ret;
 }
 
-void pk__persist_take_over(struct pk_ring *ring, unsigned flags)
+void pk__persist_take_over(struct pk_lanes *ls, unsigned flags)
 {
-	take_over(ring, flags);
+	take_over(ls, flags);
 }

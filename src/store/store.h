@@ -228,6 +228,15 @@ int pk__config_check(const struct pk_config *c);
 void pk__config_resolve(struct pk_config *c);
 
 /* persist.c: map a store file (absent: anonymous memory is used). */
+struct pk_lanes;
+/*
+ * Open or create @cfg's store file for writing; *@size is the file's.  A
+ * new file gets pk__lanes_for(@lanes) lanes (0: the default policy), an
+ * existing one keeps its own: pk__lanes_attach() says how many.
+ * pk__persist_open() asks for one lane (what the library writes today).
+ */
+int pk__persist_open_lanes(const struct pk_config *cfg, unsigned lanes, void **mem,
+			   size_t *size, int *fd);
 int pk__persist_open(const struct pk_config *cfg, void **mem, size_t *size, int *fd);
 void pk__persist_close(void *mem, size_t size, int fd);
 /*
@@ -244,14 +253,21 @@ int pk__persist_map_file(const char *path, bool writable, void **mem, size_t *si
 /* Does some process still have store @fd (mapped at @mem) open for writing? */
 bool pk__persist_live(int fd, const void *mem);
 /*
- * Fuzzing and tests: the checks pk__persist_map_file() makes of a file's
- * contents (size, header, sequence bounds, and the seq limit when
- * @writable), made on @size bytes at @mem; 0 attaches @ring to them.  And
- * what an exclusive writer's open then does to a valid store (recovery of
- * dead writers' records, or a clear with PK_CFG_BUFFER_CLEAR).
+ * Why pk__persist_map_file(@path, read-only) refuses it: its error, and
+ * the sentence persist.c's messages give in @why (@n bytes; "" for a
+ * system call's error, or 0 if it maps now).  For pkmsg's messages.
  */
-int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_ring *ring);
-void pk__persist_take_over(struct pk_ring *ring, unsigned flags);
+int pk__persist_explain(const char *path, char *why, size_t n);
+/*
+ * Fuzzing and tests: the checks pk__persist_map_file() makes of a file's
+ * contents (size, every lane's header, sequence bounds, and the seq limit
+ * when @writable), made on @size bytes at @mem; 0 attaches @ls to them.
+ * And what an exclusive writer's open then does to a valid store
+ * (recovery of dead writers' records, or a clear with
+ * PK_CFG_BUFFER_CLEAR, in every lane).
+ */
+int pk__persist_check_image(void *mem, size_t size, bool writable, struct pk_lanes *ls);
+void pk__persist_take_over(struct pk_lanes *ls, unsigned flags);
 /*
  * reader.c, for fuzzing: a read-only reader of the store image @mem
  * (@size bytes, the caller's, kept until pk_reader_close()), checked as

@@ -28,7 +28,8 @@ if [ -n "$inc" ]; then
 	fi
 fi
 # The functions 0.2.0 added are bound to their own version node.
-for f in pk_printk_loc pk_vprintk_loc pk_printk_site_loc pk_printk_fields_loc; do
+for f in pk_printk_loc pk_vprintk_loc pk_printk_site_loc pk_printk_fields_loc \
+	pk_reader_tell_lane pk_reader_cursor pk_reader_seek_cursor; do
 	nm -D --defined-only "$lib" | grep -q " $f@@PRINTK_0\.2\$" ||
 		{ echo "$f is not exported at version PRINTK_0.2" >&2; exit 1; }
 done
