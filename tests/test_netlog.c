@@ -298,12 +298,39 @@ static const char *skip_code(const char *p)
  * PRI, an RFC 3339 time with microseconds, host, app, procid, MSGID "-",
  * the SD with the record's tid and a seq, and @text; its seq in *@seq.
  */
+/*
+ * A record's place: its seq, and its lane (0 unless the store has several,
+ * when the SD names it): seqs count within a lane.
+ */
+struct place {
+	uint64_t seq;
+	unsigned lane;
+};
+
+/* The seqs a test saw last, by lane. */
+struct lanes_seen {
+	uint64_t last[64];
+	bool had[64];
+};
+
+/* @p comes right after the record last seen in its lane (if any). */
+static void next_in_lane(struct lanes_seen *ls, const struct place *p)
+{
+	assert_true(p->lane < 64);
+	if (ls->had[p->lane])
+		assert_int_equal(p->seq, ls->last[p->lane] + 1);
+	ls->had[p->lane] = true;
+	ls->last[p->lane] = p->seq;
+}
+
 static void check_record(const char *fields, const char *raw, unsigned pri, const char *app,
-			 const char *text, uint64_t *seq)
+			 const char *text, struct place *pl)
 {
 	char *f = line_with(fields, app, text), *r = line_with(raw, app, text), want[512], *p;
 	const char *q;
 	unsigned long long s;
+	unsigned lane = 0;
+	bool have_lane = false;
 	int n = 0;
 
 	if (!f || !r)
@@ -319,7 +346,12 @@ static void check_record(const char *fields, const char *raw, unsigned pri, cons
 	if (strncmp(p, want, strlen(want)))
 		fail_msg("\"%s\" does not begin with \"%s\"", p, want);
 	p += strlen(want);
-	assert_int_equal(sscanf(p, "%llu\" tid=\"%*u\"]%n", &s, &n), 1);
+	/* lane="L" after the seq in a store of several lanes (a seq counts within its lane). */
+	if (sscanf(p, "%llu\" tid=\"%*u\"]%n", &s, &n) != 1 || n <= 0) {
+		n = 0;
+		assert_int_equal(sscanf(p, "%llu\" lane=\"%u\" tid=\"%*u\"]%n", &s, &lane, &n), 2);
+		have_lane = true;
+	}
 	assert_true(n > 0);
 	snprintf(want, sizeof(want), "\" tid=\"%u\"]", (unsigned)gettid());
 	assert_non_null(strstr(p, want));
@@ -330,14 +362,20 @@ static void check_record(const char *fields, const char *raw, unsigned pri, cons
 	snprintf(want, sizeof(want), "<%u>1 ", pri);
 	assert_int_equal(strncmp(r, want, strlen(want)), 0);
 	assert_true(rfc3339_us(r + strlen(want), 32));
-	snprintf(want, sizeof(want), " %s %s %d - [printk@32473 seq=\"%llu\" tid=\"%u\"]",
-		 hostname(), app, (int)getpid(), s, (unsigned)gettid());
+	if (have_lane)
+		snprintf(want, sizeof(want),
+			 " %s %s %d - [printk@32473 seq=\"%llu\" lane=\"%u\" tid=\"%u\"]", hostname(),
+			 app, (int)getpid(), s, lane, (unsigned)gettid());
+	else
+		snprintf(want, sizeof(want), " %s %s %d - [printk@32473 seq=\"%llu\" tid=\"%u\"]",
+			 hostname(), app, (int)getpid(), s, (unsigned)gettid());
 	q = r + snprintf(NULL, 0, "<%u>1 ", pri) + 32;
 	assert_int_equal(strncmp(q, want, strlen(want)), 0);
 	q = skip_code(q + strlen(want));
 	assert_int_equal(*q, ' ');
 	assert_string_equal(q + 1, text);
-	*seq = s;
+	pl->seq = s;
+	pl->lane = lane;
 	free(f);
 	free(r);
 }
@@ -423,7 +461,8 @@ static void test_udp_and_tcp_rsyslog(void **state)
 	struct daemon d = { 0 };
 	char spec[256], want[600], *fields, *raw, *tcp;
 	static const char text[] = "gr\xc3\xbc\xc3\x9f" "e \"q\" \\ ] \xe2\x9c\x93";
-	uint64_t seq, first;
+	struct place first, pl;
+	struct lanes_seen seen = { { 0 }, { false } };
 	int i;
 
 	(void)state;
@@ -459,22 +498,24 @@ static void test_udp_and_tcp_rsyslog(void **state)
 	/* local3 (19) * 8 + err (3) = 155; local4 (20) * 8 + warning (4) = 164 */
 	snprintf(want, sizeof(want), "%s one", text);
 	check_record(fields, raw, 155, "netlog-udp", want, &first);
-	check_record(fields, raw, 163, "netlog-tcp", want, &seq);
-	assert_int_equal(seq, first);
+	check_record(fields, raw, 163, "netlog-tcp", want, &pl);
+	assert_int_equal(pl.seq, first.seq);
+	assert_int_equal(pl.lane, first.lane);
+	next_in_lane(&seen, &pl);
 	snprintf(want, sizeof(want), "%s two", text);
-	check_record(fields, raw, 164, "netlog-tcp", want, &seq);
-	assert_int_equal(seq, first + 1);
+	check_record(fields, raw, 164, "netlog-tcp", want, &pl);
+	next_in_lane(&seen, &pl);
 	snprintf(want, sizeof(want), "%s three", text);
-	check_record(fields, raw, 159, "netlog-udp", want, &seq);
-	assert_int_equal(seq, first + 2);
+	check_record(fields, raw, 159, "netlog-udp", want, &pl);
+	next_in_lane(&seen, &pl);
 	assert_null(line_with(fields, "netlog-tcp", want));
 	/* TCP: every record exactly once, in order; the seq counts on. */
 	for (i = 0; i < 200; i++) {
 		char tag[32];
 
 		snprintf(tag, sizeof(tag), "order %d", i);
-		check_record(fields, raw, 165, "netlog-tcp", tag, &seq);
-		assert_int_equal(seq, first + 3 + (uint64_t)i);
+		check_record(fields, raw, 165, "netlog-tcp", tag, &pl);
+		next_in_lane(&seen, &pl);
 		snprintf(tag, sizeof(tag), "|order %d\n", i);
 		assert_int_equal(tu_count(fields, tag), 2);	/* one udp, one tcp */
 	}
@@ -504,21 +545,25 @@ static uint64_t dropped_sum(const char *text)
 static bool seqs_increase(const char *text, const char *app, unsigned *lines)
 {
 	const char *p = text, *nl, *q;
-	uint64_t prev = 0, v;
-	bool first = true;
+	uint64_t prev[64] = { 0 }, v;
+	bool had[64] = { false };
 
 	*lines = 0;
 	for (; (nl = strchr(p, '\n')); p = nl + 1) {
 		char *l = strndup(p, (size_t)(nl - p));
 
 		if (strstr(l, app) && (q = strstr(l, "seq=\""))) {
+			const char *ln = strstr(l, "lane=\"");
+			unsigned lane = ln ? (unsigned)strtoul(ln + 6, NULL, 10) : 0;
+
+			/* Seqs count within a lane. */
 			v = strtoull(q + 5, NULL, 10);
-			if (!first && v <= prev) {
+			if (lane >= 64 || (had[lane] && v <= prev[lane])) {
 				free(l);
 				return false;
 			}
-			first = false;
-			prev = v;
+			had[lane] = true;
+			prev[lane] = v;
 			(*lines)++;
 		}
 		free(l);

@@ -297,6 +297,7 @@ static char *file_text(const char *path)
 struct got {
 	unsigned pri;
 	uint64_t seq;
+	unsigned lane;	/* lane="L" after seq (a store of several lanes), else 0 */
 	char text[128];
 };
 
@@ -327,10 +328,17 @@ static struct got *parse(const char *path, const char *app, size_t *n, uint64_t 
 			assert_non_null(g);
 		}
 		k = 0;
+		g[*n].lane = 0;
 		snprintf(prefix, sizeof(prefix),
 			 "%%u|%s|[printk@32473 seq=\"%%llu\" tid=\"%%*u\"]%%n", app);
-		if (sscanf(p, prefix, &pri, &s, &k) != 2 || !k)
-			fail_msg("a line that is not as sent: \"%s\"", p);
+		if (sscanf(p, prefix, &pri, &s, &k) != 2 || !k) {
+			k = 0;
+			snprintf(prefix, sizeof(prefix),
+				 "%%u|%s|[printk@32473 seq=\"%%llu\" lane=\"%%u\" tid=\"%%*u\"]%%n",
+				 app);
+			if (sscanf(p, prefix, &pri, &s, &g[*n].lane, &k) != 3 || !k)
+				fail_msg("a line that is not as sent: \"%s\"", p);
+		}
 		/* The level macro's call site (printk.h, SOURCE LOCATIONS), if any. */
 		if (!strncmp(p + k, "[code@32473 ", 12)) {
 			char *e = strstr(p + k, "\"]|");
@@ -412,6 +420,9 @@ static size_t check_all(const struct got *g, size_t lines, const char *what, uns
 {
 	unsigned char *seen = calloc(n, 1);
 	uint64_t *seq = calloc(n, sizeof(*seq));
+	uint64_t last[64];
+	bool had[64] = { false };
+	unsigned *lane = calloc(n, sizeof(*lane));
 	size_t i, dups = 0;
 	unsigned idx, next = 0;
 	char tag[64];
@@ -426,8 +437,9 @@ static size_t check_all(const struct got *g, size_t lines, const char *what, uns
 			fail_msg("unexpected text \"%s\"", g[i].text);
 		assert_int_equal(g[i].pri, (unsigned)FACILITY + (levels ? idx % 8 : PK_INFO));
 		if (seen[idx]++) {
-			/* A resent copy: the same record, the same seq. */
+			/* A resent copy: the same record, the same (lane, seq). */
 			assert_int_equal(g[i].seq, seq[idx]);
+			assert_int_equal(g[i].lane, lane[idx]);
 			dups++;
 			continue;
 		}
@@ -436,13 +448,19 @@ static size_t check_all(const struct got *g, size_t lines, const char *what, uns
 			fail_msg("\"%s %u\" arrived before \"%s %u\"", what, idx, what, next);
 		next++;
 		seq[idx] = g[i].seq;
-		if (idx)
-			assert_int_equal(seq[idx], seq[idx - 1] + 1);	/* no gap */
+		lane[idx] = g[i].lane;
+		assert_true(g[i].lane < 64);
+		/* No gap: seqs count within a lane. */
+		if (had[g[i].lane])
+			assert_int_equal(seq[idx], last[g[i].lane] + 1);
+		had[g[i].lane] = true;
+		last[g[i].lane] = seq[idx];
 	}
 	for (idx = 0; idx < n; idx++)
 		if (!seen[idx])
 			fail_msg("\"%s %u\" never arrived", what, idx);
 	free(seen);
+	free(lane);
 	free(seq);
 	return dups;
 }

@@ -141,6 +141,8 @@ enum pk_mode {
  *   default_level     PK_WARNING               PK_EMERG
  *   facility          1 (user)                 0 (kern)
  *   consoles          NULL: "stderr"           -
+ *   lanes             one lane per CPU online  -
+ *                     (docs/lanes.md)
  *
  * console_loglevel is a console loglevel, counted as the kernel's
  * (libprintk(7), "LEVELS"): 0-8, records with a level below it print.
@@ -200,7 +202,7 @@ struct pk_config {
  * Reads PK_MODE (handoff|legacy|thread), PK_LOGLEVEL (a console loglevel,
  * 0-8 or a level name, libprintk(7) "LEVELS"; 0 gives PK_CFG_ZERO), PK_CONSOLE,
  * PK_BUFFER (path), PK_BUFFER_SIZE, PK_BUFFER_CLEAR, PK_BUDGET_US,
- * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_SRCLOC=0|1, PK_GATE=counters (PK_BUDGET_US=0 gives
+ * PK_CRASH_HANDLER=1, PK_EAGER=1, PK_SRCLOC=0|1, PK_LANES=N, PK_GATE=counters (PK_BUDGET_US=0 gives
  * PK_PRINT_BUDGET_UNBOUNDED).  A malformed variable is reported once on
  * stderr and the default is kept.  The library reads the others itself,
  * not through @cfg: PK_GATE again at the first pk_init(), PK_MODULES when

@@ -994,6 +994,7 @@ static void make_record(struct pk_ring_rec *rec, struct pk_record *r)
 	pk__rec_render(rec);
 	memset(r, 0, sizeof(*r));
 	r->seq = rec->seq;
+	r->lane = rec->lane;
 	r->ts_ns = rec->meta.ts_ns;
 	r->level = rec->meta.level;
 	r->tid = rec->meta.tid;
@@ -1026,6 +1027,9 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
 	if (c->color)
 		fo.fmt |= PK_FMT_F_COLOR;
+	/* Seqs count within a lane: the machine formats name it (kmsg, JSON, journal). */
+	if (n > 1)
+		fo.fmt |= PK_FMT_F_LANE;
 	if (fo.fmt & (PK_FMT_F_CTIME | PK_FMT_F_RFC3339)) {
 		struct timespec rt;
 

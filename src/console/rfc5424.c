@@ -10,6 +10,9 @@
  *
  *   <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID - [printk@32473 seq="S" tid="T"] TEXT
  *
+ * (with lane="L" after seq="S" when the store has several lanes: a seq
+ * counts within its lane, so (lane, seq) names a record).
+ *
  * A record with fields (pk_printk_fields()) gets a second SD-ELEMENT
  * after the first, [fields@32473 KEY="VALUE" ...] (put_fields()), and a
  * record that knows its call site one more after those,
@@ -131,8 +134,8 @@ size_t pk__rfc5424_sd_escape(char *out, size_t size, const char *v, size_t n)
 /* ---- the console's JSON line ---- */
 
 struct fields {
-	uint64_t seq, level, facility, pid, tid, dropped, line;
-	bool has_seq, has_level, has_facility, has_pid, has_tid, has_dropped, has_line;
+	uint64_t seq, lane, level, facility, pid, tid, dropped, line;
+	bool has_seq, has_lane, has_level, has_facility, has_pid, has_tid, has_dropped, has_line;
 	bool fields_dropped;
 	const char *time, *text;	/* inside the line: time unescaped, text escaped */
 	const char *module;		/* unescaped, checked */
@@ -239,6 +242,8 @@ static bool parse(const char *p, const char *end, struct fields *f)
 				p++;
 			if (KEY("seq", 1))
 				f->has_seq = number(v, p, &f->seq);
+			else if (KEY("lane", 1))
+				f->has_lane = number(v, p, &f->lane);
 			else if (KEY("level", 1))
 				f->has_level = number(v, p, &f->level);
 			else if (KEY("facility", 1))
@@ -499,6 +504,9 @@ size_t pk__rfc5424_render(const struct pk__rfc5424_id *id, const char *line, siz
 	put(&o, "[" PK_RFC5424_SD_ID, sizeof(PK_RFC5424_SD_ID));
 	if (f.has_seq)
 		put_param(&o, "seq", f.seq);
+	/* A store of several lanes: a seq counts within its lane. */
+	if (f.has_lane)
+		put_param(&o, "lane", f.lane);
 	if (f.has_tid)
 		put_param(&o, "tid", f.tid);
 	if (f.fields_dropped)
