@@ -626,6 +626,12 @@ static void test_shrink_counted(void **state)
 			assert_int_equal(tu_parse_lines(text, SHRINK_THREADS, &l), 0);
 			sum = l.lines + l.dropped;
 			tk = atomic_load(shrink_takeovers);
+			if (sum != SHRINK_THREADS * SHRINK_LINES && getenv("PK_TEST_KEEP")) {
+				fprintf(stderr, "kept %s\n", con);
+				FILE *kf = fopen("/tmp/lb/shrink.txt", "w");
+				fputs(text, kf);
+				fclose(kf);
+			}
 			if (sum != SHRINK_THREADS * SHRINK_LINES)
 				fprintf(stderr, "mode %u run %u: %zu printed + %llu dropped != %u "
 					"(%llu takeovers)\n", m, run, l.lines,

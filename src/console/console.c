@@ -513,7 +513,7 @@ void pk__con_each_locked(void (*fn)(struct pk_console *c))
 
 void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
 				struct pk__lost_note *carry, bool *has_carry),
-		    void *arg)
+		    void *arg, unsigned old_n)
 {
 	struct pk__lost_note carry[PK_LANES_MAX];
 	bool has_carry[PK_LANES_MAX];
@@ -532,6 +532,23 @@ void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now
 		for (l = 0; l < PK_LANES_MAX; l++)
 			old.s[l] = atomic_load_explicit(&c->next_seq[l], memory_order_acquire);
 		map(&old, &now, arg, carry, has_carry);
+		/*
+		 * A count an earlier switch left that the console has not
+		 * reported yet goes on with it, into the lane its old lane went
+		 * (life.c, THE COPY): it stands for records before the
+		 * console's position, which no copy counts again.
+		 */
+		for (l = 0; l < old_n; l++) {
+			struct pk__con_lane *ol = &c->pos.l[l];
+			unsigned j = l % pk__st.lanes.n, k;
+
+			if (!ol->has_carry)
+				continue;
+			for (k = 0; k < 9; k++)
+				carry[j].cum[k] += ol->carry.cum[k];
+			carry[j].unknown += ol->carry.unknown;
+			has_carry[j] = true;
+		}
 		/*
 		 * Counting the gap: a copied record overwritten in the new
 		 * store before the console got to it is reported, not passed
@@ -984,7 +1001,6 @@ static int fill_lane(struct pk_console *c, struct pk__con_pos *pos, unsigned i,
 	if (l->counted_to < from)
 		pk__ring_lost_counted(ml->rd.ring, f, l->counted_to, from, &l->lost);
 	l->counted_to = ret == 1 ? pos->mr.buf[i].seq + 1 : ml->rd.next;
-	take_carry(l, f->max_level);
 	return ret;
 }
 
@@ -1057,8 +1073,14 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	 */
 	for (i = 0; i < n; i++) {
 		l = &pos->l[i];
-		if (pos->mr.l[i].have || l->expect >= pos->mr.l[i].rd.next)
+		if (pos->mr.l[i].have ||
+		    (l->expect >= pos->mr.l[i].rd.next && !l->lost.counted && !l->has_carry))
 			continue;
+		/*
+		 * A count a store switch left (taken only when reported: a
+		 * position set afresh keeps what is not, pk__con_rebase()).
+		 */
+		take_carry(l, f.max_level);
 		lost.counted += l->lost.counted;
 		lost.unknown += l->lost.unknown;
 		l->lost.counted = l->lost.unknown = 0;
@@ -1083,6 +1105,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	rec = &pos->mr.buf[ch];
 	pos->mr.l[ch].have = false;
 	l = &pos->l[ch];
+	take_carry(l, f.max_level);
 	lost = l->lost;
 	l->lost.counted = l->lost.unknown = 0;
 	l->expect = rec->seq + 1;
@@ -1154,7 +1177,8 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 		struct pk__con_lane *l = &c->pos.l[i];
 
 		fill_lane(c, &c->pos, i, &f, &skipped);
-		if (c->pos.mr.l[i].have || l->lost.counted || l->expect >= c->pos.mr.l[i].rd.next)
+		if (c->pos.mr.l[i].have || l->lost.counted || l->has_carry ||
+		    l->expect >= c->pos.mr.l[i].rd.next)
 			continue;
 		l->lost.unknown = 0;
 		l->expect = c->pos.mr.l[i].rd.next;

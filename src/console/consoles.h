@@ -123,7 +123,7 @@ void pk__con_each_locked(void (*fn)(struct pk_console *c));
 /* Every console's position moves to a new store: @map(old next_seq). */
 void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
 				struct pk__lost_note *carry, bool *has_carry),
-		    void *arg);
+		    void *arg, unsigned old_n);
 /* The registered consoles' next_seq, at most @max of them into @out.  Return: how many. */
 unsigned pk__con_positions(struct pk__spos *out, unsigned max);
 /* @c's published position (next_seq of each lane) into @out. */

@@ -51,10 +51,13 @@
  * - an idle lane (its reader is at seq_head): pk__ring_floor() gives a
  *   ts T that every record reserved from now on has or exceeds, so its
  *   next key is at least (T, lane, seq_head).  If that is not above k, the
- *   reader seals the lane: pk__ring_seal() raises head_ts to
- *   max(now, k.ts + 1) if seq_head has not moved, so any record the lane
- *   gets later has ts > k.ts; if a writer reserved meanwhile, the lane has
- *   a record in progress and the reader looks again;
+ *   reader seals the lane: pk__ring_seal() raises head_ts to its clock,
+ *   now, if seq_head has not moved and now > k.ts (else it looks again
+ *   later), so any record the lane gets later has ts > k.ts; if a writer
+ *   reserved meanwhile, the lane has a record in progress and the reader
+ *   looks again.  Never k.ts + 1, ahead of the clock: a record stamped
+ *   that could sort after one a clock read after it caused
+ *   (verify/lanes.pml);
  * - a lane with a record in progress (seq taken, not committed): that
  *   record's ts is at least the lane's last ts the reader took, so if
  *   k.ts is below that the record comes after k; otherwise the reader
@@ -80,10 +83,10 @@
  * ahead of the clock.  A record k held that is more than
  * PK_LANES_AHEAD_NS ahead of the reader's clock is of an earlier boot
  * (within one boot a timestamp is never more than a few ns ahead: a
- * record's ts is at most its writer's clock, or a seal's k.ts + 1).  The
+ * record's ts is at most its writer's clock, or a seal's).  The
  * reader lets it out without sealing or waiting: any record an idle lane
  * reserves from now on is of this boot, stored after k.  Sealing would be
- * wrong: head_ts = k.ts + 1 would give every later record of that lane
+ * wrong: head_ts = k.ts would give every later record of that lane
  * the earlier boot's time, the same one for each until the clock got
  * there.  Across a reboot the merged order follows the timestamps, which
  * restart, so it is exact within each boot only (persist.c, TIMESTAMPS
@@ -352,10 +355,15 @@ int pk__lanes_choose(struct pk_lanes_reader *lr)
 					break;
 				return -1;
 			}
-			if (k == UINT64_MAX)
-				return -1;	/* no seal can clear it (a hostile head_ts) */
+			/*
+			 * Seal with the clock itself, never ahead of it: a
+			 * time of k.ts + 1 could stamp a later record above a
+			 * clock read that causally follows it (verify/lanes.pml,
+			 * the k.ts+1 finding).  A clock that has not passed
+			 * k.ts yet: look again later.
+			 */
 			if (now <= k)
-				now = k + 1;
+				return -1;
 			if (pk__ring_seal((struct pk_ring *)&ls->lane[i], hs, now)) {
 				lr->seals++;
 				break;

@@ -690,7 +690,7 @@ int pk__store_switch(const struct pk_config *cfg, const struct pk__store_switch_
 	/* A thread's open record (pk_cont) was in the old store. */
 	atomic_fetch_add_explicit(&pk__st.store_gen, 1, memory_order_relaxed);
 	pk__self.open_valid = false;
-	ops->rebase(map_pos, m);
+	ops->rebase(map_pos, m, m->old_n);
 	seq_map_free(m);
 	free(m);
 	store_note(cfg, &st);

@@ -303,7 +303,7 @@ struct pk__store_switch_ops {
 	 */
 	void (*rebase)(void (*map)(const struct pk__spos *old, struct pk__spos *now, void *arg,
 				   struct pk__lost_note *carry, bool *has_carry),
-		       void *arg);
+		       void *arg, unsigned old_n);
 };
 /*
  * Adopt @cfg's store: open it, keep callers out, copy the records over,
