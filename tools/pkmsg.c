@@ -610,7 +610,13 @@ static const char *open_error(const char *path, int err)
 		if (fd >= 0)
 			close(fd);
 		return pk_strerror(-EPROTO);
-	default:	return strerror(err);
+	default:
+		/* A store this build cannot read (ENOTSUP): the library's words. */
+		if (err == ENOTSUP && pk__persist_explain(path, why, sizeof(why)) == -err && why[0]) {
+			snprintf(msg, sizeof(msg), "%s", why);
+			return msg;
+		}
+		return strerror(err);
 	}
 }
 

@@ -181,6 +181,12 @@ static NOCOV bool add_state(struct model *mo, unsigned lane, uint64_t seq,
 	return true;
 }
 
+/* Can @mo keep another record, and an extension's whole text? */
+static bool model_room(const struct model *mo)
+{
+	return mo->n < MAX_STATES && ARENA_SIZE - mo->used >= 2 * (PK_RING_TEXT_MAX + 8);
+}
+
 /* The newest state of @seq in @lane, or NULL. */
 static NOCOV const struct state *last_state(const struct model *mo, unsigned lane, uint64_t seq)
 {
@@ -817,7 +823,12 @@ static void run_recipe(const uint8_t *p, size_t size, unsigned lanes)
 		abort();
 	total = (size_t)ls.n * ls.lane_size;	/* one lane without a 16-byte CAS */
 	mo.lanes = ls.n;
-	while (end - p >= 3 && p[0] != 0xff) {
+	/*
+	 * Records until the model could not keep one more (the longest
+	 * recipes, of some 15000 records, would fill it): the rest of the
+	 * input is then patches.
+	 */
+	while (end - p >= 3 && p[0] != 0xff && model_room(&mo)) {
 		lane = (unsigned)(p[0] >> 3) % ls.n;
 		ring = &ls.lane[lane];
 		len = p[2] * 5u;

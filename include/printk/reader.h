@@ -190,8 +190,11 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq);
  *
  * A reader of this process's store, or a writable file reader
  * (PK_READER_WRITABLE), sleeps on a futex until a writer wakes it; a
- * read-only file reader sleeps in slices of at most 100 ms.  A signal
- * delivered to the thread ends the wait early (0 unless a record came).
+ * read-only file reader sleeps in slices of at most 100 ms.  In a store
+ * of several lanes every reader sleeps in such slices too, on lane 0's
+ * futex (a record of another lane, or one held back for its grace, is
+ * seen within 100 ms).  A signal delivered to the thread ends the wait
+ * early (0 unless a record came).
  * Context: any thread (one at a time per reader), not from a signal
  * handler.
  * Return: 1 a record is ready (the next pk_reader_next() returns it); 0

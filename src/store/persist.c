@@ -411,7 +411,8 @@ static int check_lane(void *mem, unsigned i, unsigned lanes, uint64_t lane_size,
  *
  * Context: any thread.
  * Return: 0; -EPROTO for another format version; -EINVAL for anything
- * that is not a valid store.
+ * that is not a valid store; pk__lanes_attach()'s other errors (a store
+ * of lanes this build cannot read).
  */
 static int validate(void *mem, size_t size, struct pk_lanes *ls, char *why, size_t n)
 {
@@ -483,7 +484,10 @@ static int validate(void *mem, size_t size, struct pk_lanes *ls, char *why, size
 	ret = pk__lanes_attach(ls, mem, size);
 	if (ret == 0 && (size_t)ls->n * ls->lane_size != size)
 		ret = -EINVAL;
-	if (ret < 0)
+	if (ret == -ENOTSUP)	/* a build whose lanes' order has no 16-byte head */
+		snprintf(why, n, "a store of %u lanes; this libprintk reads stores of one lane only "
+			 "(built without a 16-byte compare-and-swap)", (unsigned)lanes);
+	else if (ret < 0)
 		snprintf(why, n, "corrupt store header (its lanes changed while being checked)");
 	return ret;
 }
