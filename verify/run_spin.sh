@@ -3,17 +3,20 @@
 # docs/conlock-model.md), verify/panicgate.pml (the store gate against
 # a panic), verify/finalize.pml (how an OPEN record of the store is
 # finalized), verify/ownnote.pml (a writer's own-table note and the
-# reader that counts lost records by it, across a fork) and
+# reader that counts lost records by it, across a fork),
 # verify/deadowner.pml (a console lock owner that dies, and the
-# takeover); each header says what it models.  Each check: spin -a with its -D options, gcc
-# pan.c, ./pan.  A "pass" check must finish with errors: 0; an "xfail"
-# check is a known finding (or a mutant) and must fail with the given
-# assertion text: if it passes, the model or the expectation changed.
+# takeover) and verify/lanes.pml (the per-CPU lanes of the record store:
+# writers, the merging reader and its seals, the clock; see
+# docs/lanes-model.md); each header says what it models.  Each check:
+# spin -a with its -D options, gcc pan.c, ./pan.  A "pass" check must
+# finish with errors: 0; an "xfail" check is a known finding (or a
+# mutant) and must fail with the given assertion text: if it passes, the
+# model or the expectation changed.
 # Exit status: 0 when every check came out as expected, 1 otherwise.
 #
 # Usage: verify/run_spin.sh [NAME...]   (default: all checks)
 # SPIN_JOBS: checks run at once (default: the number of CPUs, at most 4);
-# each needs up to about 700 MB.
+# each needs up to about 700 MB, lanes_sig_three about 1.1 GB.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -73,6 +76,37 @@ dead_n2|-DNC=2|pass|deadowner.pml
 dead_mutant_no_takeover|-DBUG=1|assertion violated (next_seq==stored)|deadowner.pml
 dead_mutant_no_lookup|-DBUG=2|assertion violated ((starts[k]<=1)|deadowner.pml
 dead_mutant_private_pos|-DBUG=3|assertion violated (ends[k]>=1)|deadowner.pml
+lanes_migrate_causal|-DNA=2 -DCAUSAL=1 -DNC=0 -DBLOCKS=1|pass|lanes.pml
+lanes_migrate_indep|-DNA=2 -DCAUSAL=0 -DNC=1 -DBLOCKS=1|pass|lanes.pml
+lanes_three|-DNA=1 -DCAUSAL=1 -DNC=1 -DBLOCKS=1|pass|lanes.pml
+lanes_sig|-DNA=0 -DCAUSAL=0 -DNC=1 -DSIG=1 -DBLOCKS=1|pass|lanes.pml
+lanes_sig_three|-DNA=1 -DCAUSAL=0 -DNC=1 -DSIG=1|pass|lanes.pml
+lanes_loss|-DNA=2 -DCAUSAL=1 -DNC=0 -DLOSS=1 -DBLOCKS=1|pass|lanes.pml
+lanes_loss_sig|-DNA=0 -DCAUSAL=0 -DNC=1 -DSIG=1 -DLOSS=1|pass|lanes.pml
+lanes_ipfloor|-DNA=1 -DCAUSAL=1 -DNC=1 -DIPFLOOR=1|pass|lanes.pml
+lanes_ipfloor2|-DNA=1 -DCAUSAL=1 -DNC=1 -DIPFLOOR=2|pass|lanes.pml
+lanes_ipfloor2_loss|-DNA=2 -DCAUSAL=1 -DNC=0 -DIPFLOOR=2 -DLOSS=1|pass|lanes.pml
+lanes_other_readers|-DNA=1 -DCAUSAL=0 -DNC=1 -DOTHERSEAL=1 -DIPFLOOR=1|pass|lanes.pml
+lanes_ipfloor_passes_inprogress|-DNA=1 -DCAUSAL=1 -DNC=1 -DIPFLOOR=1 -DBLOCKS=1|assertion violated  !(passed_ip)|lanes.pml
+lanes_mutant_no_seal|-DNC=0 -DBUG=1|assertion violated key_order|lanes.pml
+lanes_mutant_ts_no_max|-DNC=0 -DBUG=2|assertion violated key_order|lanes.pml
+lanes_mutant_seal_plain_store|-DNC=0 -DBUG=3|assertion violated head_ok|lanes.pml
+lanes_mutant_idle_bound_last_emitted|-DNC=0 -DBUG=4|assertion violated seal_helps|lanes.pml
+lanes_mutant_idle_ts_le|-DNC=0 -DBUG=5|assertion violated key_order|lanes.pml
+lanes_mutant_inprogress_head_ts|-DNA=1 -DBUG=6|assertion violated key_order|lanes.pml
+lanes_mutant_commit_before_ts|-DNC=0 -DBUG=7|assertion violated intact|lanes.pml
+lanes_mutant_emit_after_seal|-DNC=0 -DBUG=8|assertion violated key_order|lanes.pml
+lanes_mutant_lost_keeps_pos|-DNC=0 -DLOSS=1 -DBUG=9|assertion violated once|lanes.pml
+lanes_mutant_clock_before_look|-DNC=0 -DBUG=10|assertion violated seal_helps|lanes.pml
+lanes_mutant_inprogress_exact_head|-DNA=1 -DCAUSAL=0 -DOTHERSEAL=1 -DBUG=11|assertion violated key_order|lanes.pml
+lanes_finding_seal_t_plus_1|-DNA=1 -DCAUSAL=1 -DNC=1 -DSEALT=1|assertion violated causal|lanes.pml
+lanes_finding_seal_t_plus_1_migrate|-DNA=2 -DCAUSAL=0 -DNC=1 -DSEALT=1|assertion violated prog_order|lanes.pml
+lanes_finding_no_clock_assumption|-DNA=2 -DCAUSAL=1 -DNC=0 -DCLOCK=0|assertion violated causal|lanes.pml
+lanes_finding_no_clock_assumption_migrate|-DNA=2 -DCAUSAL=0 -DNC=1 -DCLOCK=0|assertion violated prog_order|lanes.pml
+lanes_head_two_loads|-DNA=1 -DCAUSAL=1 -DNC=1 -DHEAD2=1|pass|lanes.pml
+lanes_mutant_head_seq_first|-DNA=1 -DCAUSAL=1 -DNC=1 -DHEAD2=1 -DBUG=12|assertion violated key_order|lanes.pml
+lanes_reader_clock_ties|-DNA=1 -DCAUSAL=1 -DNC=1 -DRCLOCK=0|pass|lanes.pml
+lanes_finding_seal_kts_plus_1|-DNA=1 -DCAUSAL=1 -DNC=1 -DSEALT=2 -DRCLOCK=0|assertion violated causal|lanes.pml
 '
 
 t_start=$(date +%s)
