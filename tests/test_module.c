@@ -337,6 +337,12 @@ static char *unstamp_kmsg(const char *text)
 			memcpy(o, line, (size_t)(c1 - line));
 			o += c1 - line;
 			line = c3;
+			/* ",lane=L" after the flags, in a store of several lanes: left out. */
+			if (!strncmp(line + 2, ",lane=", 6)) {
+				memcpy(o, line, 2);
+				o += 2;
+				line = semi;
+			}
 		}
 		memcpy(o, line, (size_t)(nl + 1 - line));
 		o += nl + 1 - line;

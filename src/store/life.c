@@ -165,7 +165,7 @@ static int store_map(const struct pk_config *cfg, bool fallback, struct store *s
 
 	*store_err = 0;
 	if (cfg->buffer_path) {
-		ret = pk__persist_open(cfg, &mem, &size, &fd);
+		ret = pk__persist_open_lanes(cfg, cfg->lanes, &mem, &size, &fd);
 		if (ret < 0) {
 			*store_err = ret;
 			fd = -1;
