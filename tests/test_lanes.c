@@ -258,7 +258,7 @@ static void test_parked_writer(void **state)
 static void test_attach_mixed_geometry(void **state)
 {
 	size_t l13 = pk__ring_region_size(13), l14 = pk__ring_region_size(14);
-	char *mem = aligned_alloc(4096, 2 * l14);
+	char *mem = aligned_alloc(4096, (2 * l14 + 4095) & ~(size_t)4095);
 	struct pk_lanes ls;
 	struct pk_ring_hdr *h;
 
