@@ -1004,24 +1004,6 @@ static int fill_lane(struct pk_console *c, struct pk__con_pos *pos, unsigned i,
 	return ret;
 }
 
-/* A record of @rec's for @c: into @r, rendered. */
-static void make_record(struct pk_ring_rec *rec, struct pk_record *r)
-{
-	pk__rec_render(rec);
-	memset(r, 0, sizeof(*r));
-	r->seq = rec->seq;
-	r->lane = rec->lane;
-	r->ts_ns = rec->meta.ts_ns;
-	r->level = rec->meta.level;
-	r->tid = rec->meta.tid;
-	r->pid = rec->meta.pid;
-	r->flags = rec->meta.flags;
-	r->facility = rec->meta.facility;
-	r->text = rec->text;
-	r->len = rec->len;
-	r->module = rec->module[0] ? rec->module : NULL;
-	pk__rec_fields(rec, r);
-}
 
 enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 			   struct pk__con_scratch *scratch, bool atomic, uint32_t tid)
@@ -1142,7 +1124,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 			return lost.counted ? PK_EMIT_PRINTED : PK_EMIT_SKIPPED;
 		}
 	}
-	make_record(rec, &r);
+	pk__rec_export(rec, &r);
 	if (!still_ours(c, tid))
 		return PK_EMIT_LOST;
 	con_write(c, buf, pk__format_record(buf, PK_FORMAT_MAX, &r, &fo), atomic);

@@ -262,18 +262,7 @@ void pk__early_print_raw(int fd)
 		rd.next = atomic_load_explicit(&migrated, memory_order_relaxed);
 	fo.fmt = PK_FMT_HUMAN | PK_FMT_F_ESCAPE;
 	while (pk__ring_read(&rd, &rec) == 1) {
-		pk__rec_render(&rec);	/* its module prefix */
-		memset(&r, 0, sizeof(r));
-		r.seq = rec.seq;
-		r.ts_ns = rec.meta.ts_ns;
-		r.level = rec.meta.level;
-		r.tid = rec.meta.tid;
-		r.pid = rec.meta.pid;
-		r.flags = rec.meta.flags;
-		r.text = rec.text;
-		r.len = rec.len;
-		r.module = rec.module[0] ? rec.module : NULL;
-		pk__rec_fields(&rec, &r);
+		pk__rec_export(&rec, &r);	/* its module prefix too */
 		n = pk__format_record(buf, sizeof(buf), &r, &fo);
 		if (write(fd, buf, n) < 0)
 			break;

@@ -280,20 +280,7 @@ static int merge_next(struct pk_reader *r, struct pk_ring_rec **rec)
 
 static void export(struct pk_ring_rec *in, struct pk_record *out)
 {
-	pk__rec_render(in);	/* a package: formatted now, in the reader's own buffer */
-	memset(out, 0, sizeof(*out));
-	out->seq = in->seq;
-	out->ts_ns = in->meta.ts_ns;
-	out->level = in->meta.level;
-	out->tid = in->meta.tid;
-	out->pid = in->meta.pid;
-	out->flags = in->meta.flags;
-	out->facility = in->meta.facility;
-	out->text = in->text;
-	out->len = in->len;
-	out->module = in->module[0] ? in->module : NULL;
-	out->lane = in->lane;
-	pk__rec_fields(in, out);
+	pk__rec_export(in, out);
 }
 
 int pk_reader_next(struct pk_reader *r, struct pk_record *rec)

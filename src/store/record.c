@@ -352,6 +352,24 @@ static void fields_split(struct pk_ring_rec *rec)
 	rec->text[rec->len] = '\0';
 }
 
+void pk__rec_export(struct pk_ring_rec *rec, struct pk_record *out)
+{
+	pk__rec_render(rec);	/* a package: formatted now, in the reader's own buffer */
+	memset(out, 0, sizeof(*out));
+	out->seq = rec->seq;
+	out->lane = rec->lane;
+	out->ts_ns = rec->meta.ts_ns;
+	out->level = rec->meta.level;
+	out->tid = rec->meta.tid;
+	out->pid = rec->meta.pid;
+	out->flags = rec->meta.flags;
+	out->facility = rec->meta.facility;
+	out->text = rec->text;
+	out->len = rec->len;
+	out->module = rec->module[0] ? rec->module : NULL;
+	pk__rec_fields(rec, out);
+}
+
 void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out)
 {
 	size_t pos = 0, len = rec->fields_len;

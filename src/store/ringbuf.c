@@ -1289,6 +1289,7 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 	out->text[len] = '\0';
 	out->len = len;
 	out->seq = r;
+	out->lane = 0;	/* a merging reader names it (lanes.c) */
 	out->meta.ts_ns = hw1;
 	out->meta.tid = (uint32_t)hw3;
 	out->meta.pid = (uint32_t)hw4;

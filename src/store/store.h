@@ -166,6 +166,11 @@ size_t pk__rec_extra(unsigned flags, const char *text, size_t len);
  * Context: async-signal-safe.
  */
 void pk__rec_fields(struct pk_ring_rec *rec, struct pk_record *out);
+/*
+ * @rec as a struct pk_record in @out, rendered first (pk__rec_render()):
+ * what every reader of the store hands on.  Context: async-signal-safe.
+ */
+void pk__rec_export(struct pk_ring_rec *rec, struct pk_record *out);
 
 /* Bytes a record's text is formatted into: PK_RECORD_MAX, a newline, a NUL. */
 #define PK__TEXT_BUF	(PK_RECORD_MAX + 2)
