@@ -189,7 +189,7 @@ static void publish_all(struct pk_console *c, memory_order mo)
 
 	for (i = 0; i < PK_LANES_MAX; i++) {
 		atomic_store_explicit(&c->undecided[i], UINT64_MAX, memory_order_relaxed);
-		atomic_store_explicit(&c->next_seq[i], i < pk__st.lanes.n ? c->pos.l[i].expect : 0,
+		atomic_store_explicit(&c->next_seq[i], i < c->pos.n ? c->pos.l[i].expect : 0,
 				      mo);
 	}
 }
@@ -826,7 +826,8 @@ void pk__con_pos_init(struct pk__con_pos *pos, const struct pk__spos *seq, bool 
 	unsigned i;
 
 	pk__lanes_reader_init(&pos->mr, &pk__st.lanes, buf, false, true);
-	for (i = 0; i < pk__st.lanes.n; i++) {
+	pos->n = pk__st.lanes.n;
+	for (i = 0; i < pos->n; i++) {
 		struct pk_ring_reader *rd = &pos->mr.l[i].rd;
 		struct pk__con_lane *l = &pos->l[i];
 
@@ -916,7 +917,7 @@ static void publish(struct pk_console *c, struct pk__con_pos *pos)
 	uint64_t cur;
 	unsigned i;
 
-	for (i = 0; i < pk__st.lanes.n; i++) {
+	for (i = 0; i < pos->n; i++) {
 		if (pos == &c->pos) {
 			atomic_store_explicit(&c->next_seq[i], pos->l[i].expect, memory_order_release);
 			continue;
@@ -1016,12 +1017,13 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	struct pk_ring_lost lost = { 0, 0 };
 	struct pk__con_lane *l;
 	uint64_t skipped = 0;
-	unsigned i, n = pk__st.lanes.n;
+	unsigned i, n;
 	bool again = false, moved = false;
 	int ch;
 
 	if (!pos)
 		pos = &c->pos;
+	n = pos->n;
 	fo.fmt = atomic_load_explicit(&c->fmt, memory_order_relaxed);
 	if (c->color)
 		fo.fmt |= PK_FMT_F_COLOR;
@@ -1146,7 +1148,7 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 {
 	struct pk_ring_filter f;
 	uint64_t skipped = 0;
-	unsigned i, n = pk__st.lanes.n;
+	unsigned i, n = c->pos.n;
 	bool moved = false;
 
 	/*
@@ -1193,7 +1195,7 @@ uint64_t pk__con_give_up(struct pk_console *c, const struct pk__spos *head, uint
 	struct pk_ring_filter f;
 	struct pk_ring_rec *rec;
 	uint64_t skipped = 0;
-	unsigned i, n = pk__st.lanes.n;
+	unsigned i, n = c->pos.n;
 	bool any = false;
 	int ret;
 

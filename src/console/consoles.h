@@ -44,6 +44,12 @@ struct pk__con_lane {
 };
 
 struct pk__con_pos {
+	/*
+	 * The store's lanes when the position was set: what the position's
+	 * owner reads, never pk__st (a printer given up on inside write()
+	 * comes back to its console after the store is gone).
+	 */
+	unsigned n;
 	struct pk_lanes_reader mr;	/* mr.buf: a record per lane, the position's owner's */
 	struct pk__con_lane l[PK_LANES_MAX];
 };
