@@ -112,7 +112,7 @@ static char *run_corpus(enum pk_mode mode, bool eager, uint64_t *eager_count)
 	return text;
 }
 
-/* The kmsg rendering without its timestamp and seq, which differ by run. */
+/* The kmsg rendering without its timestamp, seq and lane, which differ by run. */
 static void strip_prefixes(char *s)
 {
 	char *out = s, *line = s, *semi, *nl;
@@ -129,11 +129,17 @@ static void strip_prefixes(char *s)
 
 			c3 = c3 ? memchr(c3 + 1, ',', (size_t)(semi - c3 - 1)) : NULL;
 			if (c1 && c3) {
-				size_t a = (size_t)(c1 - line), b = (size_t)(nl - c3);
+				/* And ",lane=L" after the flags: the lane is the CPU's, by run. */
+				char *ln = memchr(c3 + 1, ',', (size_t)(semi - c3 - 1));
+				size_t a = (size_t)(c1 - line), b = (size_t)((ln ? ln : nl) - c3);
 
 				memmove(out, line, a);
 				memmove(out + a, c3, b);
 				out += a + b;
+				if (ln) {
+					memmove(out, semi, (size_t)(nl - semi));
+					out += nl - semi;
+				}
 				line = *nl ? nl + 1 : nl;
 				if (*nl)
 					*out++ = '\n';
