@@ -15,7 +15,8 @@
  *   OPEN, finalize itself), records printable or filtered by the console,
  *   the console's next_seq, and flush.c's stall_seq: a filtered writer
  *   takes part in printing only when a holder published that it stalled
- *   at or before the writer's record; a holder that can make no progress
+ *   at or before the writer's record and (PRINT_HI, fl:J) a printable
+ *   record's writer raised print_hi past the console's next_seq; a holder that can make no progress
  *   because the next record is in progress publishes stall_seq, unlocks
  *   and re-checks (and, STALL_RECHECK, publishes again if the re-check
  *   finds the next record in progress).  Not modelled: flush.c's rescue
@@ -129,7 +130,9 @@
 			   with RECS: 3 a filtered writer ignores stall_seq (returns
 			   at once, the old code), 4 a holder that published
 			   stall_seq unlocks and leaves without re-checking,
-			   5 a writer loads stall_seq before its commit */
+			   5 a writer loads stall_seq before its commit,
+			   6 a printable writer does not raise print_hi,
+			   7 a printable writer raises print_hi after its lock attempt */
 #endif
 #ifndef LEVELS
 #define LEVELS 0	/* RECS: 0 each record's level is a free choice (printable
@@ -160,6 +163,10 @@
 			   too when it finds the next record in progress; 0 only
 			   the loop's last look does (src/flush/flush.c as of ccfb06b:
 			   finding F4, docs/conlock-model.md) */
+#endif
+#ifndef PRINT_HI
+#define PRINT_HI 1	/* RECS: 1 a filtered writer at a stall takes part only if
+			   print_hi (fl:J) is past the console's next_seq; 0 always */
 #endif
 #ifndef STUCK_EXACT
 #define STUCK_EXACT 0	/* 1: model progress/stuck_at; 0: known_stuck() is a free choice */
@@ -219,6 +226,7 @@ bit plv[NREC];		/* level below the console's loglevel: printable */
 byte head;		/* seq_head */
 byte pos;		/* the console's next_seq */
 byte stall = NONE;	/* stall_seq */
+byte phi;		/* print_hi: the newest printable record's seq + 1 */
 byte dead = NONE;	/* ghost: the record whose writer stopped (DEAD) */
 #endif
 
@@ -389,7 +397,12 @@ inline write_record()
 #endif
 	/* pk__flush_after_store(level, seq) */
 	if
-	:: mylv -> part = 1
+	:: mylv ->
+#if PRINT_HI && BUG != 6 && BUG != 7
+		/* LMM(fl:J) raise print_hi: seq_cst CAS loop, its outcome */
+		d_step { if :: phi < myseq + 1 -> phi = myseq + 1 :: else -> skip fi };
+#endif
+		part = 1
 	:: else ->
 #if BUG == 3
 		/* mutant: the old code, a filtered record returns at once */
@@ -405,7 +418,18 @@ inline write_record()
 			/* CAS stall_seq: st -> NONE (seq_cst) */
 			d_step { if :: stall == st -> stall = NONE :: else -> skip fi };
 #endif
+#if PRINT_HI
+			/* LMM(fl:J) printable_pending(): seq_cst loads */
+			rp = phi;
+			rs = pos;
+			if
+			:: rp > rs -> part = 1
+			:: else -> part = 0
+			fi;
+			rp = 0; rs = 0
+#else
 			part = 1
+#endif
 		:: else -> part = 0
 		fi;
 		st = 0
@@ -594,6 +618,13 @@ proctype caller(byte me)
 		:: else -> skip
 		fi;
 		p = 0;
+#if RECS && BUG == 7
+		/* mutant: print_hi raised only after the lock attempt */
+		if
+		:: mylv -> d_step { if :: phi < myseq + 1 -> phi = myseq + 1 :: else -> skip fi }
+		:: else -> skip
+		fi;
+#endif
 
 		/* ---- console_unlock(handoff = true, budget_ns = 0) ---- */
 		if

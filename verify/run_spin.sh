@@ -46,6 +46,9 @@ m1_rec_writerclear_n3_two|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DOPENREC=2 -DGIVE
 m1_rec_mutant_filtered_returns|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=3|assertion violated  !(stranded)
 m1_rec_mutant_norecheck|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=4|assertion violated  !(stranded)
 m1_rec_mutant_stall_load_first|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=5|assertion violated  !(stranded)
+m1_rec_printhi_off_n3_two|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DOPENREC=2 -DGIVEUP_REC=1 -DPRINT_HI=0|pass
+m1_rec_mutant_no_print_hi|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=6|assertion violated  !(stranded)
+m1_rec_mutant_print_hi_late|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DBUG=7|assertion violated  !(stranded)
 m1_rec_finding_no_publish_after_unlock|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DSTALL_RECHECK=0|assertion violated  !(stranded)
 m1_rec_finding_dead_writer|-DMODEL=1 -DRECS=1 -DN=3 -DLEVELS=5 -DDEAD=1 -DGIVEUP_REC=1|assertion violated  !(stranded)
 m2_prio|-DMODEL=2 -DN=2 -DSTRAND_CHECK=0|pass

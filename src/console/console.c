@@ -1144,7 +1144,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
  * to print stays held in the console's position for its printer, and a
  * gap to report stays counted for it.  Return: true if the position moved.
  */
-bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
+bool pk__con_skip_filtered(struct pk_console *c, unsigned lane, uint32_t tid)
 {
 	struct pk_ring_filter f;
 	uint64_t skipped = 0;
@@ -1160,6 +1160,8 @@ bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid)
 	for (i = 0; i < n; i++) {
 		struct pk__con_lane *l = &c->pos.l[i];
 
+		if (lane != PK__ALL_LANES && i != lane)
+			continue;	/* another CPU's lane: its own writers help there */
 		fill_lane(c, &c->pos, i, &f, &skipped);
 		if (c->pos.mr.l[i].have || l->lost.counted || l->has_carry ||
 		    l->expect >= c->pos.mr.l[i].rd.next)

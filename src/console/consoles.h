@@ -182,10 +182,12 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 			   struct pk__con_scratch *scratch, bool atomic, uint32_t tid);
 
 /*
- * Pass over filtered records without writing (thread mode: a flood's
- * callers keep the printers from being overrun).  The caller owns @c.
+ * Pass over filtered records of lane @lane (PK__ALL_LANES: of every lane)
+ * without writing: a flood's writers keep the console from falling behind.
+ * The caller owns @c.  Return: whether the console moved.
  */
-bool pk__con_skip_filtered(struct pk_console *c, uint32_t tid);
+#define PK__ALL_LANES	(~0u)
+bool pk__con_skip_filtered(struct pk_console *c, unsigned lane, uint32_t tid);
 /*
  * pk__con_give_up() - the process is exiting and @c did not get to print
  * up to @head in time: say how many of the records it would have printed

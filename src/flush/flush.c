@@ -35,7 +35,11 @@
  * instructions with preemption off, here a whole time slice or more).  It
  * does not wait for it: it publishes the seq it stalled at (stall_seq) and
  * leaves, and whoever commits a record at or after that seq takes part in
- * printing whatever its level (fl:D).  A filtered record takes part too
+ * printing whatever its level (fl:D), if a record printable by level waits
+ * (print_hi, fl:J): two writers of filtered records otherwise take the
+ * lock in turn on every record, each stalling at the other's record in
+ * progress (2 threads storing a filtered flood ran at half the rate of
+ * one).  A filtered record takes part too
  * once the consoles lag a sixty-fourth of the descriptor ring behind it
  * (low_water): in every mode its writer passes over filtered records
  * itself under each lagging console's ownership, has a record to print
@@ -89,7 +93,22 @@
  *         stall and the owners and the store (seq_cst); a holder that found
  *         a console owned by the helper and left unlocks (seq_cst) and then
  *         looks at the owners (seq_cst, pending_any()).  Same pattern as
- *         fl:C: one of them sees the record left to print.
+ *         fl:C: one of them sees the record left to print (the helper
+ *         through print_hi, fl:J).
+ *   fl:J  print_hi: a writer whose record is printable by level raises
+ *         its lane's print_hi (seq_cst CAS) after its commit and before it
+ *         tries the lock; a filtered writer that found a stall (fl:D), or
+ *         a helper (fl:H), loads print_hi and the consoles' next_seq
+ *         (seq_cst) and takes part only if some console is short of it.
+ *         If that load misses the printable writer's raise, it came first
+ *         in the single order of seq_cst operations: before the printable
+ *         writer's failed trylock, so before the holder's unlock and the
+ *         holder's look at the store that follows it, which then sees our
+ *         commit (fl:D) or the console free (fl:H) and goes on printing.
+ *         A record that became printable after it was stored (a loglevel
+ *         raised) or a gap to report is not in print_hi: the holder's stall
+ *         kicks the rescue thread, which retries (the printers, in thread
+ *         mode).  The SPIN model (verify/conlock.pml, PRINT_HI) checks it.
  *   fl:I  help_stuck is a hint (relaxed both sides): a stale value makes
  *         one more helper wait for a console that does not move, or one
  *         give up early; neither loses a record.
@@ -180,6 +199,7 @@ static struct {
 	_Atomic uint64_t lag_limit;	/* fl:E: filtered records before taking part */
 	_Atomic uint64_t low_water[PK_LANES_MAX];	/* the slowest console's next_seq (a hint) */
 	_Atomic uint64_t stall_seq[PK_LANES_MAX];	/* fl:D: a holder left at this record */
+	_Atomic uint64_t print_hi[PK_LANES_MAX];	/* fl:J: newest printable seq + 1 */
 	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES];	/* fl:I: next_seq + 1, a helper gave up */
 	struct pk__spos fork_head;	/* seq_head of every lane when fork() began */
 
@@ -206,8 +226,10 @@ static void stall_reset(void)
 {
 	unsigned i;
 
-	for (i = 0; i < PK_LANES_MAX; i++)
+	for (i = 0; i < PK_LANES_MAX; i++) {
 		atomic_store_explicit(&F.stall_seq[i], PK__NO_SEQ, memory_order_relaxed);
+		atomic_store_explicit(&F.print_hi[i], 0, memory_order_relaxed);
+	}
 }
 
 /* Is a holder stalled in some lane (fl:D)? */
@@ -349,6 +371,41 @@ static bool pending_any(void)
 	return each_console(con_pending, 0);
 }
 
+/* Note that lane @lane's record @seq is printable by level (fl:J). */
+static void note_printable(unsigned lane, uint64_t seq)
+{
+	uint64_t cur = atomic_load_explicit(&F.print_hi[lane], memory_order_relaxed);
+
+	/* LMM(fl:J) */
+	while (cur < seq + 1 &&
+	       !atomic_compare_exchange_weak_explicit(&F.print_hi[lane], &cur, seq + 1,
+						      memory_order_seq_cst, memory_order_relaxed))
+		;
+}
+
+static uint64_t con_before_printable(struct pk_console *c, uint64_t arg)
+{
+	unsigned l;
+
+	(void)arg;
+	for (l = 0; l < c->pos.n && l < pk__st.lanes.n; l++)
+		/* LMM(fl:J) */
+		if (atomic_load_explicit(&c->next_seq[l], memory_order_seq_cst) <
+		    atomic_load_explicit(&F.print_hi[l], memory_order_seq_cst))
+			return 1;
+	return 0;
+}
+
+/*
+ * Has some console not yet reached a record that was printable by level
+ * when it was stored (fl:J)?  Only then must a filtered record's writer
+ * take part in printing because of a stall.
+ */
+static bool printable_pending(void)
+{
+	return each_console(con_before_printable, 0);
+}
+
 static void wake_printers(void)
 {
 	each_console(con_wake, 0);
@@ -377,16 +434,22 @@ static void slowest(struct pk__spos *min)
 	}
 }
 
+static void update_low_water_to(struct pk__spos *v)
+{
+	unsigned l;
+
+	slowest(v);
+	/* LMM(fl:E) */
+	for (l = 0; l < pk__st.lanes.n; l++)
+		if (v->s[l] != UINT64_MAX)
+			atomic_store_explicit(&F.low_water[l], v->s[l], memory_order_relaxed);
+}
+
 static void update_low_water(void)
 {
 	struct pk__spos v;
-	unsigned l;
 
-	slowest(&v);
-	/* LMM(fl:E) */
-	for (l = 0; l < pk__st.lanes.n; l++)
-		if (v.s[l] != UINT64_MAX)
-			atomic_store_explicit(&F.low_water[l], v.s[l], memory_order_relaxed);
+	update_low_water_to(&v);
 }
 
 static void kick_rescue(void)
@@ -1264,11 +1327,17 @@ static bool lagging(unsigned lane, uint64_t seq)
 	       seq - low >= atomic_load_explicit(&F.lag_limit, memory_order_relaxed);
 }
 
-/* Must a caller whose record no console prints take part anyway? */
+/*
+ * Must a caller whose record no console prints take part anyway?  At a
+ * stall, only if a printable record waits behind it (fl:D, fl:J): two
+ * filtered writers would otherwise hand the console lock back and forth
+ * on every record, each leaving a stall at the other's record in progress.
+ */
 static bool must_take_part(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:D) */
-	if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) <= seq)
+	if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) <= seq &&
+	    printable_pending())
 		return true;
 	return lagging(lane, seq);
 }
@@ -1321,7 +1390,7 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 			return;
 		if (pk__own_try(&c->own, tid)) {
 			batches++;
-			if (pk__con_skip_filtered(c, tid)) {
+			if (pk__con_skip_filtered(c, lane, tid)) {
 				pk__own_release(&c->own, tid);
 				continue;
 			}
@@ -1357,6 +1426,7 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 
 static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 {
+	struct pk__spos min;
 	struct pk_console *c;
 	int i;
 
@@ -1367,7 +1437,13 @@ static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 		help_one(c, lane, seq, tid);
 		pk__con_put(i);
 	}
-	update_low_water();
+	update_low_water_to(&min);
+	/*
+	 * A stall every console has passed is over: cleared here too, since
+	 * in a filtered flood no holder may come by to clear it (a new stall
+	 * is at some console's position, at or past the slowest one read).
+	 */
+	stall_clear(lane, min.s[lane]);
 }
 
 static void print_as_mode(uint32_t tid)
@@ -1403,6 +1479,8 @@ void pk__flush_after_store(int level, unsigned lane, uint64_t seq)
 		return;
 	if (pk__panicking())
 		return;		/* the panicking thread prints everything */
+	if (level < pk__con_max_loglevel())
+		note_printable(lane, seq);
 	if (pk__self.in_console) {
 		/*
 		 * Stored from inside a console's write(): printed later, by
@@ -1432,8 +1510,7 @@ void pk__flush_after_store(int level, unsigned lane, uint64_t seq)
 			 * at the owners (seq_cst).  Either it saw the console
 			 * free, or we see what is left to print.
 			 */
-			if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) > seq &&
-			    !pending_any())
+			if (!printable_pending())
 				goto out;
 		}
 	}
