@@ -254,6 +254,66 @@ static void test_parked_writer(void **state)
 	store_free(s);
 }
 
+struct waiter {
+	struct store *s;
+	uint64_t seqs[PK_LANES_MAX];
+	int ret;
+};
+
+static void *wait_all(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = pk__ring_wait_many(w->s->ls.lane, w->s->ls.n, w->seqs, 30000, false);
+	return NULL;
+}
+
+/*
+ * One reader sleeps for every lane on lane 0's futex word: a commit in
+ * any lane wakes it (the word moves), and a commit made before it
+ * registered is seen by its look.  Each lane in turn.
+ */
+static void test_wait_any_lane(void **state)
+{
+	struct store *s = store_new(4, 13);
+	struct pk_ring_hdr *h0 = s->ls.lane[0].h;
+	struct waiter w = { .s = s };
+	uint64_t seq, t0;
+	uint32_t before;
+	pthread_t t;
+	unsigned lane, i;
+
+	(void)state;
+	for (i = 1; i < s->ls.n; i++)
+		assert_ptr_equal(s->ls.lane[i].wh, h0);
+	for (lane = 0; lane < s->ls.n; lane++) {
+		for (i = 0; i < s->ls.n; i++)
+			w.seqs[i] = pk__ring_next_seq(&s->ls.lane[i]);
+		w.ret = -1;
+		assert_int_equal(pthread_create(&t, NULL, wait_all, &w), 0);
+		t0 = tu_now_ns();
+		while (!atomic_load(&h0->waiters) && tu_now_ns() - t0 < 30ull * 1000000000ull)
+			usleep(1000);
+		assert_int_equal(atomic_load(&h0->waiters), 1);
+		before = atomic_load(&h0->wake);
+		assert_int_equal(put(&s->ls.lane[lane], tu_now_ns(), "x", false, &seq), 0);
+		/* The commit moved the word the reader sleeps on. */
+		assert_int_not_equal(atomic_load(&h0->wake), before);
+		pthread_join(t, NULL);
+		assert_int_equal(w.ret, 1);
+		assert_int_equal(atomic_load(&h0->waiters), 0);
+	}
+	/* Already there: no sleep at all, registered or not. */
+	w.seqs[0] = pk__ring_next_seq(&s->ls.lane[0]);
+	w.seqs[3] = seq;
+	assert_int_equal(pk__ring_wait_many(s->ls.lane, s->ls.n, w.seqs, 0, false), 1);
+	assert_int_equal(pk__ring_wait_many(s->ls.lane, s->ls.n, w.seqs, 0, true), 1);
+	w.seqs[3] = seq + 1;
+	assert_int_equal(pk__ring_wait_many(s->ls.lane, s->ls.n, w.seqs, 0, true), 0);
+	assert_int_equal(pk__ring_wait_many(s->ls.lane, 0, w.seqs, 0, true), -EINVAL);
+	store_free(s);
+}
+
 /* Lanes of another geometry than lane 0's are refused. */
 static void test_attach_mixed_geometry(void **state)
 {
@@ -578,6 +638,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_idle_lanes),
 		cmocka_unit_test(test_open_line),
 		cmocka_unit_test(test_parked_writer),
+		cmocka_unit_test(test_wait_any_lane),
 		cmocka_unit_test(test_attach_mixed_geometry),
 		cmocka_unit_test(test_readonly_backlog),
 		cmocka_unit_test(test_earlier_boot),

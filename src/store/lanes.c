@@ -191,6 +191,8 @@ int pk__lanes_attach(struct pk_lanes *ls, void *mem, size_t size)
 		if (h->lanes != n || h->lane != i ||
 		    ls->lane[i].data_size != ls->lane[0].data_size)
 			return -EINVAL;
+		/* Readers of the store sleep on lane 0's futex word (pk__ring_wait_many()). */
+		ls->lane[i].wh = ls->lane[0].h;
 	}
 	ls->n = n;
 	ls->lane_size = lane_size;

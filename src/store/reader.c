@@ -322,17 +322,36 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq)
 }
 
 /*
+ * What to wait for in each lane: the record the merge stopped at if it is
+ * still in progress, else a new record (the lane's head).
+ */
+static void wait_points(struct pk_reader *r, uint64_t *seqs)
+{
+	const struct pk_ring *ring;
+	uint64_t next, head;
+	unsigned i;
+
+	for (i = 0; i < r->ls.n; i++) {
+		ring = &r->ls.lane[i];
+		next = r->lr.l[i].rd.next;
+		head = pk__ring_next_seq(ring);
+		seqs[i] = next < head && !pk__ring_readable(ring, next) ? next : head;
+	}
+}
+
+/*
  * pk_reader_wait() for a store of several lanes: the merge tried again
- * and again, sleeping in between on lane 0's futex word (registered if
- * the reader may write), where writers of lane 0 wake readers, in slices
- * from 1 ms to PK_RING_POLL_MAX_MS (other lanes' writers may not wake
- * there; a held record's grace or a stall runs out meanwhile too).
+ * and again, sleeping in between on the store's futex word (lane 0's,
+ * which every lane's writers wake while a reader is registered there;
+ * registered if the reader may write) until a lane has a new record or
+ * the record in progress that the merge stopped at is committed.  It
+ * sleeps in slices from 1 ms to PK_RING_POLL_MAX_MS: a held record's grace
+ * or a stall runs out by time, not by a write.
  * Return: 1 a record is held (r->held); 0 timed out or interrupted; -errno.
  */
 static int wait_lanes(struct pk_reader *r, int timeout_ms)
 {
-	const struct pk_ring *lane0 = &r->ls.lane[0];
-	uint64_t deadline = 0, now, left;
+	uint64_t deadline = 0, now, left, seqs[PK_LANES_MAX];
 	struct pk_ring_rec *in;
 	int slice = 1, ret;
 
@@ -354,12 +373,10 @@ static int wait_lanes(struct pk_reader *r, int timeout_ms)
 			if ((uint64_t)slice > left)
 				slice = (int)left;
 		}
-		/* Until a new record of lane 0 (its head), a wake-up, or the slice's end. */
+		/* Until a lane's record we wait for, a wake-up, or the slice's end. */
 		errno = 0;
-		if (r->writable)
-			ret = pk__ring_wait(lane0, pk__ring_next_seq(lane0), slice);
-		else
-			ret = pk__ring_wait_readonly(lane0, pk__ring_next_seq(lane0), slice);
+		wait_points(r, seqs);
+		ret = pk__ring_wait_many(r->ls.lane, r->ls.n, seqs, slice, !r->writable);
 		if (ret < 0)
 			return ret;
 		if (ret == 0 && errno == EINTR)

@@ -534,6 +534,7 @@ static _Atomic uint64_t view_ids;
 static void view_init(struct pk_ring *ring, void *mem, const struct pk_ring_hdr *g)
 {
 	ring->h = mem;
+	ring->wh = mem;
 	ring->desc = (_Atomic uint64_t *)((char *)mem + g->desc_off);
 	ring->data = (_Atomic uint64_t *)((char *)mem + g->data_off);
 	ring->desc_mask = (1ull << g->desc_log2) - 1;
@@ -655,7 +656,7 @@ static bool lease_runs(uint64_t until, uint64_t now)
 
 static void wake_readers(struct pk_ring *ring)
 {
-	struct pk_ring_hdr *h = ring->h;
+	struct pk_ring_hdr *h = ring->wh;
 
 	/* LMM(wake:A) */
 	if (!atomic_load_explicit(&h->waiters, memory_order_seq_cst))
@@ -1702,9 +1703,21 @@ static void lease_renew(struct pk_ring_hdr *h, uint64_t until)
 							memory_order_seq_cst, memory_order_relaxed));
 }
 
-int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+/* Is record @seqs[i] of @rings[i] readable for some i (seq_cst loads, wait:A)? */
+static bool any_readable(const struct pk_ring *rings, unsigned n, const uint64_t *seqs)
 {
-	struct pk_ring_hdr *h = ring->h;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (pk__ring_readable(&rings[i], seqs[i]))
+			return true;
+	return false;
+}
+
+static int wait_registered(const struct pk_ring *rings, unsigned n, const uint64_t *seqs,
+			   int timeout_ms)
+{
+	struct pk_ring_hdr *h = rings[0].wh;
 	uint64_t now = now_ns(), deadline = 0, left;
 	struct timespec ts;
 	uint32_t w;
@@ -1720,9 +1733,11 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 		 * LMM(wait:A): the seq_cst RMWs of waiters and wait_until above
 		 * and the seq_cst loads in pk__ring_readable() pair with the
 		 * seq_cst commit and the seq_cst loads of waiters and
-		 * wait_until in wake_readers() (wake:A).
+		 * wait_until in wake_readers() (wake:A).  Every lane's writer
+		 * looks at this header (its wh), so the pair holds for the
+		 * lane of each seq we look at.
 		 */
-		if (pk__ring_readable(ring, seq)) {
+		if (any_readable(rings, n, seqs)) {
 			ret = 1;
 			break;
 		}
@@ -1753,9 +1768,10 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
 	return ret;
 }
 
-int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+static int wait_unregistered(const struct pk_ring *rings, unsigned n, const uint64_t *seqs,
+			     int timeout_ms)
 {
-	_Atomic uint32_t *wake = &ring->h->wake;
+	_Atomic uint32_t *wake = &rings[0].wh->wake;
 	uint64_t deadline = 0, now;
 	long slice_ms = 1;
 	struct timespec ts;
@@ -1771,7 +1787,7 @@ int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout
 		 * we do not register, so our only guarantee is the timeout.
 		 */
 		w = atomic_load_explicit(wake, memory_order_acquire);
-		if (pk__ring_readable(ring, seq))
+		if (any_readable(rings, n, seqs))
 			return 1;
 		now = now_ns();
 		if (timeout_ms >= 0 && now >= deadline)
@@ -1787,6 +1803,25 @@ int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout
 		if (slice_ms < PK_RING_POLL_MAX_MS)
 			slice_ms = slice_ms * 2 < PK_RING_POLL_MAX_MS ? slice_ms * 2 : PK_RING_POLL_MAX_MS;
 	}
+}
+
+int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+{
+	return wait_registered(ring, 1, &seq, timeout_ms);
+}
+
+int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout_ms)
+{
+	return wait_unregistered(ring, 1, &seq, timeout_ms);
+}
+
+int pk__ring_wait_many(const struct pk_ring *rings, unsigned n, const uint64_t *seqs,
+		       int timeout_ms, bool readonly)
+{
+	if (!n)
+		return -EINVAL;
+	return readonly ? wait_unregistered(rings, n, seqs, timeout_ms)
+			: wait_registered(rings, n, seqs, timeout_ms);
 }
 
 uint64_t pk__ring_clear(struct pk_ring *ring)

@@ -171,6 +171,12 @@ _Static_assert(offsetof(struct pk_ring_hdr, seq_head) % 16 == 0 &&
 /* A process-local view of a region: derived, validated pointers. */
 struct pk_ring {
 	struct pk_ring_hdr *h;
+	/*
+	 * Whose futex word a commit wakes readers on: h, or lane 0's header
+	 * in a store of several lanes (pk__lanes_attach()), so that one
+	 * reader sleeping for all lanes is woken by any lane's writers.
+	 */
+	struct pk_ring_hdr *wh;
 	_Atomic uint64_t *desc;
 	_Atomic uint64_t *data;		/* the data ring as 64-bit words */
 	uint64_t desc_mask;		/* entries - 1 */
@@ -548,6 +554,16 @@ int pk__ring_wait(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
  * Return: 1 something to read, 0 timed out, -errno.
  */
 int pk__ring_wait_readonly(const struct pk_ring *ring, uint64_t seq, int timeout_ms);
+
+/*
+ * pk__ring_wait_many() - pk__ring_wait() (@readonly: pk__ring_wait_readonly())
+ * until record @seqs[i] of ring @rings[i] is readable for some i < @n.
+ * The rings are the lanes of one store: they share one futex word, lane
+ * 0's (struct pk_ring.wh), which any lane's commit bumps while a waiter is
+ * registered there.  Same context and return as those.
+ */
+int pk__ring_wait_many(const struct pk_ring *rings, unsigned n, const uint64_t *seqs,
+		       int timeout_ms, bool readonly);
 
 /*
  * pk__ring_clear() - make new readers start after every record stored so
