@@ -31,6 +31,7 @@
 #include "store/lanes.h"
 #include "store/store.h"
 #include "printk/console.h"
+#include "lanesfile.h"
 #include "testutil.h"
 
 #define SMALL_STORE	(64u << 10)
@@ -1090,92 +1091,9 @@ static void test_kill_wrap(void **state)
 	assert_true(res.wrapped * 4 >= kills);
 }
 
-/* ---- stores of lanes, made directly (the library writes one lane today) ---- */
-
-/* A store file of lanes, formatted in place, as a writer that died left it. */
-struct lanes_file {
-	void *mem;
-	size_t size;
-	int fd;
-	struct pk_lanes ls;
-};
-
-/* @path made a store of @n lanes of 2^@l2 data bytes each, mapped into @f. */
-static void lf_create(struct lanes_file *f, const char *path, unsigned n, unsigned l2)
-{
-	f->size = pk__lanes_region_size(n, l2);
-	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(f->fd >= 0);
-	assert_int_equal(ftruncate(f->fd, (off_t)f->size), 0);
-	f->mem = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
-	assert_true(f->mem != MAP_FAILED);
-	pk__lanes_format(f->mem, n, l2, 0);
-	((struct pk_ring_hdr *)f->mem)->generation = 1;
-	assert_int_equal(pk__lanes_attach(&f->ls, f->mem, f->size), 0);
-	assert_int_equal(f->ls.n, n);
-}
-
-static void lf_close(struct lanes_file *f)
-{
-	munmap(f->mem, f->size);
-	close(f->fd);
-}
-
-/* Store @text in lane @lane with timestamp @ts (its seq returned). */
-static uint64_t lf_put(struct lanes_file *f, unsigned lane, uint64_t ts, const char *text)
-{
-	struct pk_ring_meta m = { .ts_ns = ts, .pid = 4242, .tid = 100 + lane, .level = 6,
-				  .facility = 1 };
-	uint64_t seq;
-
-	assert_int_equal(pk__ring_write(&f->ls.lane[lane], &m, text, (uint32_t)strlen(text), false,
-					&seq), 0);
-	return seq;
-}
-
-/* A record as written: its key, and its text. */
-struct key {
-	uint64_t ts;
-	unsigned lane;
-	uint64_t seq;
-	char text[32];
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->lane != y->lane)
-		return x->lane < y->lane ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
+/* ---- stores of lanes, made directly (lanesfile.h) ---- */
 
 #define NKEYS	400
-
-/*
- * @n records in a store of 4 lanes at @path, in lanes picked at random
- * with timestamps that interleave (ties across lanes included); @keys
- * receives them in the merged order (ts, lane, seq).
- */
-static void interleaved_store(const char *path, struct key *keys, unsigned n)
-{
-	struct lanes_file f;
-	unsigned i, s = 12345;
-	uint64_t ts = 1000000000ull;
-
-	lf_create(&f, path, 4, 13);
-	for (i = 0; i < n; i++) {
-		keys[i].lane = rnd(&s) % 4;
-		ts += rnd(&s) % 3 == 0 ? 0 : rnd(&s) % 5000;	/* ties now and then */
-		keys[i].ts = ts;
-		snprintf(keys[i].text, sizeof(keys[i].text), "rec %u lane %u", i, keys[i].lane);
-		keys[i].seq = lf_put(&f, keys[i].lane, ts, keys[i].text);
-	}
-	lf_close(&f);
-	qsort(keys, n, sizeof(*keys), key_cmp);
-}
 
 /* The next record of @r must be @k. */
 static void expect_key(struct pk_reader *r, const struct key *k)
@@ -1206,7 +1124,7 @@ static void test_lanes_postmortem_order(void **state)
 	unsigned i;
 
 	(void)state;
-	interleaved_store(path, keys, NKEYS);
+	interleaved_store(path, keys, NKEYS, 12345u, 1000000000ull);
 	r = pk_reader_open_file(path);
 	assert_non_null(r);
 	assert_int_equal(pk_reader_info(r, &info), 0);
@@ -1259,7 +1177,7 @@ static void test_lanes_cursor(void **state)
 	int len;
 
 	(void)state;
-	interleaved_store(path, keys, NKEYS);
+	interleaved_store(path, keys, NKEYS, 12345u, 1000000000ull);
 	for (k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
 		a = pk_reader_open_file(path);
 		assert_non_null(a);

@@ -32,6 +32,7 @@
 #include "format/format.h"
 #include "store/lanes.h"
 #include "store/store.h"
+#include "lanesfile.h"
 #include "testutil.h"
 
 #ifndef PKMSG_PATH
@@ -1445,89 +1446,9 @@ static void test_pager(void **state)
 	free(dir);
 }
 
-/* ---- stores of lanes, made directly (the library writes one lane today) ---- */
-
-struct lanes_file {
-	void *mem;
-	size_t size;
-	int fd;
-	struct pk_lanes ls;
-};
-
-static void lf_create(struct lanes_file *f, const char *path, unsigned n, unsigned l2)
-{
-	f->size = pk__lanes_region_size(n, l2);
-	f->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(f->fd >= 0);
-	assert_int_equal(ftruncate(f->fd, (off_t)f->size), 0);
-	f->mem = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0);
-	assert_true(f->mem != MAP_FAILED);
-	pk__lanes_format(f->mem, n, l2, 0);
-	((struct pk_ring_hdr *)f->mem)->generation = 1;
-	assert_int_equal(pk__lanes_attach(&f->ls, f->mem, f->size), 0);
-}
-
-static void lf_close(struct lanes_file *f)
-{
-	munmap(f->mem, f->size);
-	close(f->fd);
-}
-
-static uint64_t lf_put(struct lanes_file *f, unsigned lane, uint64_t ts, const char *text)
-{
-	struct pk_ring_meta m = { .ts_ns = ts, .pid = 77, .tid = 100 + lane, .level = 6,
-				  .facility = 1 };
-	uint64_t seq;
-
-	assert_int_equal(pk__ring_write(&f->ls.lane[lane], &m, text, (uint32_t)strlen(text), false,
-					&seq), 0);
-	return seq;
-}
-
-struct key {
-	uint64_t ts;
-	unsigned lane;
-	uint64_t seq;
-	char text[32];
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->lane != y->lane)
-		return x->lane < y->lane ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
+/* ---- stores of lanes, made directly (lanesfile.h) ---- */
 
 #define NKEYS	300
-
-/*
- * A post-mortem store of 4 lanes at @path: @n records in lanes picked at
- * random, timestamps interleaved (ties across lanes too); @keys in the
- * merged order.
- */
-static void interleaved_store(const char *path, struct key *keys, unsigned n)
-{
-	struct lanes_file f;
-	unsigned i, s = 777;
-	uint64_t ts = 2000000000ull;
-
-	lf_create(&f, path, 4, 13);
-	for (i = 0; i < n; i++) {
-		s = s * 1103515245u + 12345u;
-		keys[i].lane = (s >> 16) % 4;
-		s = s * 1103515245u + 12345u;
-		ts += (s >> 16) % 3 == 0 ? 0 : ((s >> 8) % 7) * 1000;	/* ties now and then */
-		keys[i].ts = ts;
-		snprintf(keys[i].text, sizeof(keys[i].text), "r%u-l%u", i, keys[i].lane);
-		keys[i].seq = lf_put(&f, keys[i].lane, ts, keys[i].text);
-	}
-	lf_close(&f);
-	qsort(keys, n, sizeof(*keys), key_cmp);
-}
 
 /*
  * pkmsg -J output @out must be exactly @keys[from..n), each line with
@@ -1568,7 +1489,7 @@ static void test_lanes_order(void **state)
 	unsigned i;
 
 	(void)state;
-	interleaved_store(path, keys, NKEYS);
+	interleaved_store(path, keys, NKEYS, 777u, 2000000000ull);
 	out = PKMSG_OK("-J", "-F", path);
 	expect_json_keys(out, keys, 0, NKEYS);
 	free(out);
@@ -1648,7 +1569,7 @@ static void test_lanes_cursor(void **state)
 	unsigned i, k;
 
 	(void)state;
-	interleaved_store(path, keys, NKEYS);
+	interleaved_store(path, keys, NKEYS, 777u, 2000000000ull);
 	/* The whole store, then its cursor: nothing after it. */
 	out = PKMSG_OK("-J", "--show-cursor", "-F", path);
 	cursor_of(out, cur, sizeof(cur));
