@@ -1068,6 +1068,15 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
 
 static bool copy_record(const struct pk_ring *ring, uint64_t r, uint64_t d, struct pk_ring_rec *out);
 
+/* Load the five header words of the block at @lpos (read:B's fenced loads). */
+static inline void hdr_load(const struct pk_ring *ring, uint64_t lpos, uint64_t hw[5])
+{
+	unsigned i;
+
+	for (i = 0; i < 5; i++)
+		hw[i] = atomic_load_explicit(word_at(ring, lpos, i), PK_MO_FENCED_LOAD);
+}
+
 /*
  * Extending copies: the whole new text goes into a fresh block, and one
  * CAS moves the descriptor from the old block to it.  Until that CAS the
@@ -1146,7 +1155,7 @@ void pk__ring_finalize(struct pk_ring *ring, uint64_t seq)
 bool pk__ring_open_ts(const struct pk_ring *ring, uint64_t seq, uint64_t *ts)
 {
 	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
-	uint64_t d, d2, lpos, hw0, hw1, hw2, hw3, hw4;
+	uint64_t d, d2, lpos, hw[5];
 
 	/* LMM(read:A) */
 	d = atomic_load_explicit(dp, memory_order_acquire);
@@ -1155,21 +1164,18 @@ bool pk__ring_open_ts(const struct pk_ring *ring, uint64_t seq, uint64_t *ts)
 	/* LMM(read:B) */
 	if (!block_intact(ring, desc_off(d), &lpos))
 		return false;
-	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), PK_MO_FENCED_LOAD);
-	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
-	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
-	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), PK_MO_FENCED_LOAD);
-	hw4 = atomic_load_explicit(word_at(ring, lpos, 4), PK_MO_FENCED_LOAD);
+	hdr_load(ring, lpos, hw);
 	/* LMM(read:C) */
 	pk__fence_acquire();
 	/* LMM(read:D) */
 	d2 = atomic_load_explicit(dp, memory_order_relaxed);
 	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
 		return false;
-	if (hw0 != seq || !(hw4 >> 32) ||
-	    (uint32_t)(hw4 >> 32) != hdr_check(hw0, hw1, hw2, (uint32_t)hw3, (uint32_t)hw4))
+	if (hw[0] != seq || !(hw[4] >> 32) ||
+	    (uint32_t)(hw[4] >> 32) !=
+		    hdr_check(hw[0], hw[1], hw[2], (uint32_t)hw[3], (uint32_t)hw[4]))
 		return false;
-	*ts = hw1;
+	*ts = hw[1];
 	return true;
 }
 
@@ -1245,28 +1251,24 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 		      const struct pk_ring_filter *f, bool probe)
 {
 	_Atomic uint64_t *dp = pk__ring_desc(ring, r);
-	uint64_t lpos, hw0, hw1, hw2, hw3, hw4, h = 0, w, d2;
+	uint64_t lpos, hw[5], h = 0, w, d2;
 	uint32_t len, i, nw;
 	bool skip;
 
 	/* LMM(read:B) */
 	if (!block_intact(ring, desc_off(d), &lpos))
 		return BLK_LOST;
-	hw0 = atomic_load_explicit(word_at(ring, lpos, 0), PK_MO_FENCED_LOAD);
-	hw1 = atomic_load_explicit(word_at(ring, lpos, 1), PK_MO_FENCED_LOAD);
-	hw2 = atomic_load_explicit(word_at(ring, lpos, 2), PK_MO_FENCED_LOAD);
-	hw3 = atomic_load_explicit(word_at(ring, lpos, 3), PK_MO_FENCED_LOAD);
-	hw4 = atomic_load_explicit(word_at(ring, lpos, 4), PK_MO_FENCED_LOAD);
-	len = (uint32_t)(hw2 & 0xffff);
-	if (hw0 != r || len > PK_RING_TEXT_MAX)
+	hdr_load(ring, lpos, hw);
+	len = (uint32_t)(hw[2] & 0xffff);
+	if (hw[0] != r || len > PK_RING_TEXT_MAX)
 		return BLK_LOST;
 	/* Without a header check the text must be read to validate anything. */
-	skip = f && (hw4 >> 32) && !filter_pass(f, (unsigned)(hw2 >> 16) & 7, (uint32_t)hw4);
+	skip = f && (hw[4] >> 32) && !filter_pass(f, (unsigned)(hw[2] >> 16) & 7, (uint32_t)hw[4]);
 	if (!skip && probe)
 		return BLK_PASSES;
 	if (!skip) {
-		h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw0), hw1), hw2), (uint32_t)hw3),
-			hw4);
+		h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw[0]), hw[1]), hw[2]), (uint32_t)hw[3]),
+			hw[4]);
 		nw = text_words(len);
 		for (i = 0; i < nw; i++) {
 			w = atomic_load_explicit(word_at(ring, lpos, 5 + i), PK_MO_FENCED_LOAD);
@@ -1281,22 +1283,23 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 	if ((d2 & ~7ull) != (d & ~7ull) || !block_intact(ring, desc_off(d), &lpos))
 		return BLK_LOST;
 	if (skip) {
-		if (hdr_check(hw0, hw1, hw2, (uint32_t)hw3, (uint32_t)hw4) != (uint32_t)(hw4 >> 32))
+		if (hdr_check(hw[0], hw[1], hw[2], (uint32_t)hw[3], (uint32_t)hw[4]) !=
+		    (uint32_t)(hw[4] >> 32))
 			return BLK_LOST;	/* a torn header: not to be trusted */
 		return BLK_FILTERED;
 	}
-	if (fold(h) != (uint32_t)(hw3 >> 32))
+	if (fold(h) != (uint32_t)(hw[3] >> 32))
 		return BLK_LOST;
 	out->text[len] = '\0';
 	out->len = len;
 	out->seq = r;
 	out->lane = 0;	/* a merging reader names it (lanes.c) */
-	out->meta.ts_ns = hw1;
-	out->meta.tid = (uint32_t)hw3;
-	out->meta.pid = (uint32_t)hw4;
-	out->meta.level = (uint8_t)((hw2 >> 16) & 7);
-	out->meta.facility = (uint8_t)(hw2 >> 24);
-	out->meta.flags = (uint16_t)(hw2 >> 32);
+	out->meta.ts_ns = hw[1];
+	out->meta.tid = (uint32_t)hw[3];
+	out->meta.pid = (uint32_t)hw[4];
+	out->meta.level = (uint8_t)((hw[2] >> 16) & 7);
+	out->meta.facility = (uint8_t)(hw[2] >> 24);
+	out->meta.flags = (uint16_t)(hw[2] >> 32);
 	if (f && !filter_pass(f, out->meta.level, out->meta.pid))
 		return BLK_FILTERED;	/* a block without a header check */
 	return BLK_READ;
