@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -925,24 +926,43 @@ static void test_old_owner_silent_after_takeover(void **state)
 
 static void intact_child(enum pk_mode mode)
 {
-	uint64_t first, i;
+	uint64_t first, other_first, i;
 	_Atomic uint64_t *w;
+	unsigned lane, other;
+	cpu_set_t set;
+	int cpu;
 
-	setenv("PK_LANES", "1", 1);	/* one lane: the report's records in a row */
+	setenv("PK_LANES", "2", 1);
 	init_mode(mode, 64 << 10);
-	first = pk__ring_next_seq(pk__lane(0));
+	/* Pinned: the report's records in a row in this CPU's lane. */
+	cpu = sched_getcpu();
+	TU_CHECK(cpu >= 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	TU_CHECK(sched_setaffinity(0, sizeof(set), &set) == 0);
+	cpu = sched_getcpu();
+	lane = (unsigned)cpu % pk__st.lanes.n;
+	other = (lane + 1) % pk__st.lanes.n;
+	first = pk__ring_next_seq(pk__lane(lane));
+	other_first = pk__ring_next_seq(pk__lane(other));
 	for (i = 0; i < 3; i++)
 		pk_err("report line %llu with some text to damage\n", (unsigned long long)i);
-	TU_CHECK(pk__flush_seqs_intact(0, first, first + 2));
+	TU_CHECK(pk__ring_next_seq(pk__lane(lane)) == first + 3);
+	TU_CHECK(pk__flush_seqs_intact(lane, first, first + 2));
 	/*
 	 * What a writer preempted for a lap does: store into the space of a
 	 * committed record.  Every record's text lies in the first lap here.
 	 */
-	for (w = pk__lane(0)->data, i = 0; i < 64; i++, w++)
+	for (w = pk__lane(lane)->data, i = 0; i < 64; i++, w++)
 		if (atomic_load(w) != 0)
 			atomic_store(w, atomic_load(w) ^ 0x5a5a5a5a5a5a5a5aull);
-	TU_CHECK(!pk__flush_seqs_intact(0, first, first + 2));
-	TU_CHECK(!pk__flush_seqs_intact(0, first + 2, first + 3));	/* not stored yet */
+	TU_CHECK(!pk__flush_seqs_intact(lane, first, first + 2));
+	TU_CHECK(!pk__flush_seqs_intact(lane, first + 2, first + 3));	/* not stored yet */
+	if (other != lane) {
+		/* The other lane is checked on its own: not stored there, not damaged. */
+		TU_CHECK(!pk__flush_seqs_intact(other, other_first, other_first + 1));
+		TU_CHECK(pk__ring_next_seq(pk__lane(other)) == other_first);
+	}
 	_exit(0);
 }
 

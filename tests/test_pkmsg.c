@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <pty.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -628,7 +629,16 @@ static void *storm(void *p)
 {
 	struct writer *w = p;
 
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
 	while (!atomic_load(&w->stop) && atomic_load(&w->n) < STORM_MAX) {
+		/* Every 64 records on the next CPU: into every lane there is. */
+		if (ncpu > 1 && atomic_load(&w->n) % 64 == 0) {
+			CPU_ZERO(&set);
+			CPU_SET((int)((atomic_load(&w->n) / 64) % (uint64_t)ncpu), &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
 		pk_printk(PK_INFO, "storm %llu\n", (unsigned long long)atomic_load(&w->n));
 		atomic_fetch_add(&w->n, 1);
 		usleep(5);
@@ -644,16 +654,20 @@ static uint64_t next_seq(void)
 	return st.next_seq;
 }
 
-/* -C while a writer runs: older records vanish for new readers, none after. */
+/*
+ * -C while a writer runs, moving between CPUs: in every lane, older
+ * records vanish for new readers, none stored after.
+ */
 static void test_clear_while_writing(void **state)
 {
 	char *path = tu_tmp_path("pkmsg-clear"), *out;
 	struct writer w = { false, 0 };
-	unsigned long long seq, prev = 0, first = 0;
-	uint64_t s0, s1;
+	unsigned long long seq, ts, prev[2] = { 0, 0 }, first[2] = { 0, 0 };
+	uint64_t s0[2], s1[2], n[2] = { 0, 0 };
+	unsigned lane, l;
 	pthread_t th;
 	const char *p;
-	int prio, n = 0;
+	int prio;
 
 	struct pk_config cfg;
 
@@ -661,17 +675,19 @@ static void test_clear_while_writing(void **state)
 	pk_config_init(&cfg);
 	cfg.buffer_path = path;
 	cfg.buffer_size = CLEAR_STORE;
-	/* One lane: the checks below follow one run of seqs (-C clears every lane alike). */
-	cfg.lanes = 1;
+	cfg.lanes = 2;
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	assert_int_equal(pk_init(&cfg), 0);
+	assert_true(pk__st.lanes.n >= 1 && pk__st.lanes.n <= 2);
 	assert_int_equal(pthread_create(&th, NULL, storm, &w), 0);
 	assert_true(tu_wait_until(atomic_load(&w.n) >= 200, 60000));
-	s0 = next_seq();
+	for (l = 0; l < pk__st.lanes.n; l++)
+		s0[l] = pk__ring_next_seq(pk__lane(l));
 	free(PKMSG_OK("-C", "-F", path));
-	s1 = next_seq();
-	assert_true(tu_wait_until(atomic_load(&w.n) >= s1 + 200 || atomic_load(&w.n) >= STORM_MAX,
-				  60000));
+	for (l = 0; l < pk__st.lanes.n; l++)
+		s1[l] = pk__ring_next_seq(pk__lane(l));
+	assert_true(tu_wait_until(atomic_load(&w.n) >= next_seq() + 200 ||
+				  atomic_load(&w.n) >= STORM_MAX, 60000));
 	atomic_store(&w.stop, true);
 	pthread_join(th, NULL);
 	out = PKMSG_OK("--stats", "-F", path);
@@ -680,16 +696,31 @@ static void test_clear_while_writing(void **state)
 
 	out = PKMSG_OK("--raw", "-F", path);
 	for (p = out; *p; p = strchr(p, '\n') + 1) {
-		assert_int_equal(sscanf(p, "%d,%llu,", &prio, &seq), 2);
-		if (n++ == 0)
-			first = seq;
+		lane = 0;
+		if (pk__st.lanes.n > 1)
+			assert_int_equal(sscanf(p, "%d,%llu,%llu,-,lane=%u;", &prio, &seq, &ts,
+						&lane), 4);
 		else
-			assert_int_equal(seq, prev + 1);	/* nothing missing */
-		prev = seq;
+			assert_int_equal(sscanf(p, "%d,%llu,", &prio, &seq), 2);
+		assert_true(lane < pk__st.lanes.n);
+		if (n[lane]++ == 0)
+			first[lane] = seq;
+		else
+			assert_int_equal(seq, prev[lane] + 1);	/* nothing missing */
+		prev[lane] = seq;
 	}
-	assert_true(first >= s0);	/* cleared ones are gone */
-	assert_true(first <= s1);	/* nothing stored after -C is */
-	assert_int_equal(prev + 1, next_seq());
+	print_message("clear_while_writing: %u lanes, records read in lane 0: %llu, lane 1: %llu\n",
+		      pk__st.lanes.n, (unsigned long long)n[0], (unsigned long long)n[1]);
+	for (l = 0; l < pk__st.lanes.n; l++) {
+		if (!n[l]) {
+			/* Every record of the lane was cleared: none came after -C. */
+			assert_true(pk__ring_next_seq(pk__lane(l)) <= s1[l]);
+			continue;
+		}
+		assert_true(first[l] >= s0[l]);	/* cleared ones are gone */
+		assert_true(first[l] <= s1[l]);	/* nothing stored after -C is */
+		assert_int_equal(prev[l] + 1, pk__ring_next_seq(pk__lane(l)));
+	}
 	free(out);
 	out = PKMSG_OK("--stats", "-F", path);
 	assert_true(has(out, "live:             yes\n"));
