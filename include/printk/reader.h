@@ -191,9 +191,10 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq);
  * A reader of this process's store, or a writable file reader
  * (PK_READER_WRITABLE), sleeps on a futex until a writer wakes it; a
  * read-only file reader sleeps in slices of at most 100 ms.  In a store
- * of several lanes every reader sleeps in such slices too, on lane 0's
- * futex (a record of another lane, or one held back for its grace, is
- * seen within 100 ms).  A signal delivered to the thread ends the wait
+ * of several lanes every lane's writers wake readers through lane 0's
+ * futex; a reader also wakes at least every 100 ms, for a record held
+ * back while an idle lane could store an older one.  A signal delivered
+ * to the thread ends the wait
  * early (0 unless a record came).
  * Context: any thread (one at a time per reader), not from a signal
  * handler.
