@@ -106,9 +106,14 @@
  *         holder's look at the store that follows it, which then sees our
  *         commit (fl:D) or the console free (fl:H) and goes on printing.
  *         A record that became printable after it was stored (a loglevel
- *         raised) or a gap to report is not in print_hi: the holder's stall
- *         kicks the rescue thread, which retries (the printers, in thread
- *         mode).  The SPIN model (verify/conlock.pml, PRINT_HI) checks it.
+ *         raised, records a store switch moved) or a gap to report is not
+ *         in print_hi: the holder's stall kicks the rescue thread, which
+ *         retries (the printers poll, in thread mode); where neither runs
+ *         (not started, unloading), a filtered writer at a stall takes
+ *         part as before (retried()).  The SPIN model (verify/conlock.pml,
+ *         PRINT_HI) checks the order; a helper's stall_clear() is not in it:
+ *         stall_at() reads the stall with an RMW, so a holder never skips
+ *         publishing on a stall a helper cleared meanwhile.
  *   fl:I  help_stuck is a hint (relaxed both sides): a stale value makes
  *         one more helper wait for a console that does not move, or one
  *         give up early; neither loses a record.
@@ -397,6 +402,22 @@ static uint64_t con_before_printable(struct pk_console *c, uint64_t arg)
 }
 
 /*
+ * Does a thread retry stalls (fl:J)?  The rescue thread in handoff and
+ * legacy modes, the printers in thread mode.  Without one (it could not be
+ * started, the library is unloading or being set up again), a filtered
+ * writer at a stall takes part whatever print_hi says: records printable
+ * but not in print_hi (a loglevel raised after they were stored, records
+ * moved by a store switch, a gap to report) have nobody else.
+ */
+static bool retried(void)
+{
+	/* mode_now() is not thread mode once the threads are stopped. */
+	if (mode_now() == PK_MODE_THREAD)
+		return !atomic_load_explicit(&said_no_printer, memory_order_relaxed);
+	return rescue_on();
+}
+
+/*
  * Has some console not yet reached a record that was printable by level
  * when it was stored (fl:J)?  Only then must a filtered record's writer
  * take part in printing because of a stall.
@@ -475,7 +496,11 @@ static bool recursion_reached(struct pk_console *c)
 /* Lower lane @lane's stall_seq to @seq (fl:D). */
 static void stall_at(unsigned lane, uint64_t seq)
 {
-	uint64_t cur = atomic_load_explicit(&F.stall_seq[lane], memory_order_relaxed);
+	/*
+	 * An RMW reads the newest value: a plain load could return a stall a
+	 * helper has cleared since (help_skip()), and we would not publish ours.
+	 */
+	uint64_t cur = atomic_fetch_or_explicit(&F.stall_seq[lane], 0, memory_order_seq_cst);
 
 	/* LMM(fl:D) */
 	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.stall_seq[lane], &cur, seq,
@@ -1337,7 +1362,7 @@ static bool must_take_part(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:D) */
 	if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) <= seq &&
-	    printable_pending())
+	    (printable_pending() || !retried()))
 		return true;
 	return lagging(lane, seq);
 }
@@ -1510,7 +1535,7 @@ void pk__flush_after_store(int level, unsigned lane, uint64_t seq)
 			 * at the owners (seq_cst).  Either it saw the console
 			 * free, or we see what is left to print.
 			 */
-			if (!printable_pending())
+			if (!printable_pending() && retried())
 				goto out;
 		}
 	}

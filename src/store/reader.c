@@ -322,21 +322,17 @@ void pk_reader_seek(struct pk_reader *r, uint64_t seq)
 }
 
 /*
- * What to wait for in each lane: the record the merge stopped at if it is
- * still in progress, else a new record (the lane's head).
+ * What to wait for in each lane: the lane's next record if the merge holds
+ * none of it (committed since the merge looked, it ends the wait at once;
+ * in progress, when it is committed), else a new record (the lane's head:
+ * the one held waits for the other lanes, not for this one).
  */
 static void wait_points(struct pk_reader *r, uint64_t *seqs)
 {
-	const struct pk_ring *ring;
-	uint64_t next, head;
 	unsigned i;
 
-	for (i = 0; i < r->ls.n; i++) {
-		ring = &r->ls.lane[i];
-		next = r->lr.l[i].rd.next;
-		head = pk__ring_next_seq(ring);
-		seqs[i] = next < head && !pk__ring_readable(ring, next) ? next : head;
-	}
+	for (i = 0; i < r->ls.n; i++)
+		seqs[i] = r->lr.l[i].have ? pk__ring_next_seq(&r->ls.lane[i]) : r->lr.l[i].rd.next;
 }
 
 /*
