@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <ucontext.h>
+#endif
 
 #include "store/lanes.h"
 #include "testutil.h"
@@ -312,6 +315,211 @@ static void test_wait_any_lane(void **state)
 	assert_int_equal(pk__ring_wait_many(s->ls.lane, s->ls.n, w.seqs, 0, true), 0);
 	assert_int_equal(pk__ring_wait_many(s->ls.lane, 0, w.seqs, 0, true), -EINVAL);
 	store_free(s);
+}
+
+/* ---- a signal at every instruction of a write ---- */
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define STEP_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_THREAD__) && \
+	!defined(__SANITIZE_ADDRESS__) && !defined(STEP_SANITIZED)
+#define STEP_OK 1
+#define TRAP_FLAG	0x100
+#define STEP_MAX	20000
+
+static struct store *step_store;
+static long step_n, step_target;
+static bool step_acted;
+
+static __attribute__((noinline)) void step_disarm(void)
+{
+	__asm__ volatile("");
+}
+
+/* "<c><k>" into @buf, without stdio (a signal handler's). */
+static void step_text(char *buf, char c, long k)
+{
+	char d[24];
+	int n = 0, i = 0;
+
+	buf[i++] = c;
+	do
+		d[n++] = (char)('0' + k % 10);
+	while ((k /= 10) > 0);
+	while (n)
+		buf[i++] = d[--n];
+	buf[i] = '\0';
+}
+
+/*
+ * At step k: a nested record, in the lane the interrupted write uses for
+ * even k, in the other lane for odd k.
+ */
+static void step_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	char text[32];
+	uint64_t seq;
+
+	(void)sig;
+	(void)si;
+	if ((unsigned long)uc->uc_mcontext.gregs[REG_RIP] == (unsigned long)(uintptr_t)step_disarm ||
+	    step_n >= STEP_MAX) {
+		uc->uc_mcontext.gregs[REG_EFL] &= ~TRAP_FLAG;
+		return;
+	}
+	if (step_n++ != step_target)
+		return;
+	step_acted = true;
+	step_text(text, 'i', step_target);
+	if (put(&step_store->ls.lane[step_target % 2], tu_now_ns(), text, false, &seq))
+		abort();
+}
+
+static void step_arm(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	(void)si;
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_EFL] |= TRAP_FLAG;
+}
+
+/* One record "o<k>" into lane 0, stepped from before the call; the steps. */
+static long step_write(long k)
+{
+	char text[32];
+	uint64_t seq;
+	int r;
+
+	step_target = k;
+	step_n = 0;
+	step_acted = false;
+	step_text(text, k < 0 ? 'c' : 'o', k < 0 ? 0 : k);	/* c: the counting run's */
+	raise(SIGUSR1);		/* returns with the trap flag set */
+	r = put(&step_store->ls.lane[0], tu_now_ns(), text, false, &seq);
+	step_disarm();
+	assert_int_equal(r, 0);
+	return step_n;
+}
+#endif
+
+/*
+ * A signal at every instruction of a write (reserve, claim, copy, commit:
+ * x86-64's trap flag steps pk__ring_write(), a SIGTRAP handler stores a
+ * record of its own at step k, for every k), into the same lane or the
+ * other: afterwards the merged read has every record once, in strictly
+ * increasing keys, each lane's times never falling, nothing lost.
+ */
+static void test_signal_at_every_step(void **state)
+{
+#ifdef STEP_OK
+	struct pk_ring_rec *buf = calloc(2, sizeof(*buf)), *rec;
+	struct pk_lanes_reader *lr = calloc(1, sizeof(*lr));
+	struct sigaction sa;
+	uint64_t jumped = 0, last_ts[2] = { 0, 0 }, prev_ts = 0, got = 0, lane_seq[2] = { 0, 0 };
+	uint64_t prev_seq = 0;
+	unsigned char *seen_o, *seen_i, *acted;
+	unsigned prev_lane = 0;
+	unsigned seen_c = 0;
+	long n, k, v, steps, min_steps = STEP_MAX;
+	int r;
+
+	(void)state;
+	step_store = store_new(2, 20);
+	/*
+	 * Without data chunks: every write takes its space from the lane's
+	 * data head, so every run steps the same path (with chunks, the write
+	 * that takes a chunk is the long one, and comes once in many).
+	 */
+	step_store->ls.lane[0].chunks = step_store->ls.lane[1].chunks = false;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_flags = SA_SIGINFO;
+	sa.sa_sigaction = step_trap;
+	sigaction(SIGTRAP, &sa, NULL);
+	sa.sa_sigaction = step_arm;
+	sigaction(SIGUSR1, &sa, NULL);
+	/* A first write to each lane, not stepped. */
+	assert_int_equal(put(&step_store->ls.lane[0], tu_now_ns(), "w", false, &jumped), 0);
+	assert_int_equal(put(&step_store->ls.lane[1], tu_now_ns(), "w", false, &jumped), 0);
+	jumped = 0;
+	/* Counting (no step is the target), twice: the first stepped run does more, once. */
+	step_write(-1);
+	n = step_write(-1);
+	assert_true(n > 20 && n < STEP_MAX);
+	seen_o = calloc((size_t)n + 1, 1);
+	seen_i = calloc((size_t)n + 1, 1);
+	acted = calloc((size_t)n + 1, 1);
+	for (k = 0; k < n; k++) {
+		steps = step_write(k);
+		if (steps < min_steps)
+			min_steps = steps;
+		acted[k] = step_acted;
+	}
+	signal(SIGTRAP, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+
+	pk__lanes_reader_init(lr, &step_store->ls, buf, true, true);
+	while ((r = pk__lanes_read(lr, &rec, NULL, NULL, &jumped, NULL)) != 0) {
+		if (r == -EAGAIN)
+			continue;
+		assert_int_equal(r, 1);
+		assert_true(rec->lane < 2);
+		/* Keys strictly increasing; a lane's seqs gapless, its times never falling. */
+		if (got && !(rec->meta.ts_ns > prev_ts ||
+			     (rec->meta.ts_ns == prev_ts && rec->lane > prev_lane) ||
+			     (rec->meta.ts_ns == prev_ts && rec->lane == prev_lane &&
+			      rec->seq > prev_seq)))
+			fail_msg("record %" PRIu64 " '%s' (lane %u seq %" PRIu64 " ts %" PRIu64
+				 ") after lane %u ts %" PRIu64, got, rec->text, rec->lane, rec->seq,
+				 rec->meta.ts_ns, prev_lane, prev_ts);
+		assert_int_equal(rec->seq, lane_seq[rec->lane]);
+		assert_true(rec->meta.ts_ns >= last_ts[rec->lane]);
+		lane_seq[rec->lane]++;
+		last_ts[rec->lane] = prev_ts = rec->meta.ts_ns;
+		prev_lane = rec->lane;
+		prev_seq = rec->seq;
+		got++;
+		v = strtol(rec->text + 1, NULL, 10);
+		assert_true(v >= 0 && v <= n);
+		if (rec->text[0] == 'w') {
+			continue;
+		} else if (rec->text[0] == 'c') {
+			assert_true(seen_c < 2);
+			seen_c++;
+		} else if (rec->text[0] == 'o') {
+			assert_false(seen_o[v]);
+			seen_o[v] = 1;
+		} else {
+			assert_int_equal(rec->text[0], 'i');
+			assert_false(seen_i[v]);
+			seen_i[v] = 1;
+		}
+	}
+	assert_int_equal(jumped, 0);
+	for (k = 0, v = 0; k < n; k++) {
+		assert_true(seen_o[k]);
+		assert_int_equal(seen_i[k], acted[k]);
+		v += acted[k];
+	}
+	assert_int_equal(seen_c, 2);
+	print_message("a signal at each of %ld steps of a write (%ld to %ld a run) stored its own "
+		      "record (%ld did): %" PRIu64 " records read in order, none lost\n", n,
+		      min_steps, n, v, got);
+	/* Every step of every run was a target once. */
+	for (k = 0; k < min_steps; k++)
+		assert_true(acted[k]);
+	free(seen_o);
+	free(seen_i);
+	free(acted);
+	free(lr);
+	free(buf);
+	store_free(step_store);
+#else
+	(void)state;
+	tu_skip("single-stepping needs x86-64 Linux and no TSan or ASan");
+#endif
 }
 
 /* Lanes of another geometry than lane 0's are refused. */
@@ -639,6 +847,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_open_line),
 		cmocka_unit_test(test_parked_writer),
 		cmocka_unit_test(test_wait_any_lane),
+		cmocka_unit_test(test_signal_at_every_step),
 		cmocka_unit_test(test_attach_mixed_geometry),
 		cmocka_unit_test(test_readonly_backlog),
 		cmocka_unit_test(test_earlier_boot),
