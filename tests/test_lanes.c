@@ -3,7 +3,8 @@
  * The store as lanes (src/store/lanes.c), alone: the head's timestamps,
  * sealing, the layout's validation, and the merging reader against
  * writers that migrate between CPUs, signal handlers that store nested
- * records, causal chains between threads and lanes overrun by writers.
+ * records, causal chains between threads and lanes overrun by writers,
+ * and (x86-64) a signal handler storing at every instruction of a write.
  * Every stress case validates itself: keys strictly increasing, each
  * writer's records in its program order, every record read once or
  * counted lost, nothing counted that was read.
