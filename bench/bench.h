@@ -22,7 +22,8 @@
 #define PKB_MAX_THREADS		64
 #define PKB_MAX_SHARES		(PKB_MAX_THREADS + 8)
 #define PKB_MAX_STORM_RUNS	16
-#define PKB_MAX_LAT_RUNS	128
+/* Rows of pkbench latency: every logger, 3 variants, 4 thread counts (--threads). */
+#define PKB_MAX_LAT_RUNS	256
 #define PKB_MAX_CRASH_RUNS	16
 
 /* The storm's flush-mode variants. */

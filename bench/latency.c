@@ -237,7 +237,7 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 	total *= o->nthreads * 2;
 	for (ti = 0; ti < o->nthreads; ti++) {
 		for (v = PKB_BURST; v <= PKB_FLAT; v++) {
-			for (l = 0; l < pkb_nloggers && nres < max; l++) {
+			for (l = 0; l < pkb_nloggers; l++) {
 				const struct pkb_logger *lg = &pkb_loggers[l];
 				struct ljob j = { .lg = lg, .o = o, .threads = o->threads[ti],
 						  .variant = (enum pkb_lat_variant)v };
@@ -249,6 +249,11 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 					continue;
 				if (v == PKB_FLAT && !pkb_flat_row(lg->name, lg->where))
 					continue;
+				if (nres == max) {
+					fprintf(stderr, "pkbench: more than %d latency rows; the rest are "
+						"left out\n", max);
+					break;
+				}
 				r = &res[nres++];
 				k++;
 				memset(r, 0, sizeof(*r));
