@@ -1720,7 +1720,7 @@ static void test_lanes_refused(void **state)
 	f.ls.lane[2].h->version = 8;
 	lf_close(&f);
 	expect_exit(1, "lane 2 of the store file has format version 8, this libprintk reads "
-		    "version 9", ARGV("-F", path));
+		    "version 10", ARGV("-F", path));
 	lf_create(&f, path, 4, 13);
 	lf_close(&f);
 	assert_int_equal(truncate(path, (off_t)(f.size - 512)), 0);

@@ -900,12 +900,12 @@ static void test_hostile_lanes_refused(void **state)
 
 	lane_edit(path, 3, lane, set_version, 8);
 	lanes_refused(path, EPROTO, "lane 3 of the store file has format version 8, this "
-		      "libprintk reads version 9");
+		      "libprintk reads version 10");
 	lane_edit(path, 3, lane, set_version, PK_RING_VERSION);
 	/* A whole store of the previous format: both versions named. */
-	lane_edit(path, 0, lane, set_version, 8);
-	lanes_refused(path, EPROTO, "store file has format version 8, this libprintk reads "
-		      "version 9 (written by an older libprintk)");
+	lane_edit(path, 0, lane, set_version, 9);
+	lanes_refused(path, EPROTO, "store file has format version 9, this libprintk reads "
+		      "version 10 (written by an older libprintk)");
 	lane_edit(path, 0, lane, set_version, PK_RING_VERSION);
 
 	lane_edit(path, 2, lane, set_magic, 0x6b6e756a6b6e756aull);

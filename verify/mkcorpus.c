@@ -7,7 +7,7 @@
  * corrupted variants of them, stores of 2 and 4 lanes (interleaved
  * timestamps, a dead writer and an open line in one lane, a wrapped lane)
  * and hostile ones (a lane count of 0 or 65, a lane naming another
- * place, a lane of format 8, cut short), and recipes (see fuzz_store.c).
+ * place, a lane of the previous format, cut short), and recipes (see fuzz_store.c).
  * With RECIPEDIR, also the seeds of its recipe mode there (recipes
  * without the RECIPE prefix): wrapping, extensions, and patches aimed at
  * the header, the descriptors and the blocks, recipes of packages, and
@@ -338,8 +338,8 @@ static void lanes_seeds(void)
 	h->lanes = 2;
 	save("lanes-other-count.store", lmem, size4);
 	h->lanes = 4;
-	h->version = 8;
-	save("lanes-version8.store", lmem, size4);
+	h->version = PK_RING_VERSION - 1;
+	save("lanes-older-version.store", lmem, size4);
 	h->version = PK_RING_VERSION;
 	save("lanes-truncated.store", lmem, size4 - REGION / 2);
 	save("lanes-first-lane-only.store", lmem, REGION);
