@@ -1307,7 +1307,7 @@ static void test_filtered_torn_header(void **state)
 	struct pk_ring_filter flt = { .max_level = 5, .pid = 0 };
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
-	uint64_t skipped = 0, s[6], hw2, hw3, hw4, h, w;
+	uint64_t skipped = 0, s[6], hw2, hw3, hw4, h, he, ho, w;
 	unsigned i, nw;
 
 	(void)state;
@@ -1332,10 +1332,16 @@ static void test_filtered_torn_header(void **state)
 		h = mix(mix(h, atomic_load(blk_word(&f->ring, s[i], 1))), hw2);
 		h = mix(mix(h, (uint32_t)hw3), hw4);
 		nw = text_words((uint32_t)(hw2 & 0xffff));
+		he = SUM_EVEN;
+		ho = SUM_ODD;
 		for (unsigned k = 0; k < nw; k++) {
 			w = atomic_load(blk_word(&f->ring, s[i], 5 + k));
-			h = mix(h, w);
+			if (k & 1)
+				ho = mix(ho, w);
+			else
+				he = mix(he, w);
 		}
+		h = mix(mix(h, he), ho);
 		atomic_store(blk_word(&f->ring, s[i], 4), hw4);
 		atomic_store(blk_word(&f->ring, s[i], 3), (uint32_t)hw3 | (uint64_t)fold(h) << 32);
 	}

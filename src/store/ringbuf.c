@@ -20,7 +20,8 @@
  *   3  tid (bits 31..0), checksum (63..32)
  *   4  pid of the storing process (bits 31..0), header check (63..32)
  *
- * The checksum covers all five words and the text.  The header check
+ * The checksum covers all five words and the text (three chains of one
+ * mix, joined: sum_head() and sum_join(), format 10).  The header check
  * covers the header fields alone (seq, ts_ns, word 2, tid, pid) and is
  * never 0, so that a filtered read can trust a record's level and pid
  * without reading its text; in blocks written before it existed those
@@ -331,6 +332,28 @@ static inline uint64_t mix(uint64_t h, uint64_t w)
 }
 
 static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+
+/*
+ * The block checksum runs three chains of mix(): one over the header
+ * words (0, 1, 2, the tid, 4), one over the even text words, one over the
+ * odd ones, joined at the end.  One chain over everything made each
+ * record wait for 5 + n dependent multiplies (n its text words) before
+ * its commit; three wait for max(5, n / 2) + 2 (format 10).
+ */
+#define SUM_HEAD	0x243f6a8885a308d3ull
+#define SUM_EVEN	0x452821e638d01377ull
+#define SUM_ODD		0xbe5466cf34e90c6cull
+
+static inline uint64_t sum_head(uint64_t hw0, uint64_t hw1, uint64_t hw2, uint32_t tid,
+				uint64_t hw4)
+{
+	return mix(mix(mix(mix(mix(SUM_HEAD, hw0), hw1), hw2), tid), hw4);
+}
+
+static inline uint32_t sum_join(uint64_t head, uint64_t even, uint64_t odd)
+{
+	return fold(mix(mix(head, even), odd));
+}
 
 /* The header check (word 4, bits 63..32): never 0, which means "none". */
 static inline uint32_t hdr_check(uint64_t seq, uint64_t ts, uint64_t hw2, uint32_t tid,
@@ -779,38 +802,50 @@ static void put_block(struct pk_ring *ring, uint64_t lpos, uint64_t seq,
 	uint64_t hw2 = hw2_make(len, m);
 	uint64_t hw4 = (uint64_t)m->pid |
 		       (uint64_t)hdr_check(seq, m->ts_ns, hw2, m->tid, m->pid) << 32;
-	uint64_t h = mix(mix(mix(0x243f6a8885a308d3ull, seq), m->ts_ns), hw2);
-	uint64_t body = ((lpos >> 3) + 5) & ring->word_mask, w;
+	uint64_t h = sum_head(seq, m->ts_ns, hw2, m->tid, hw4), he = SUM_EVEN, ho = SUM_ODD;
+	uint64_t body = ((lpos >> 3) + 5) & ring->word_mask, w, w2;
 	uint32_t i, full = len / 8, nw = text_words(len);
 
-	h = mix(mix(h, m->tid), hw4);
 	if (body + nw <= ring->word_mask + 1) {
 		/* The body does not wrap (nearly always): one pointer. */
 		_Atomic uint64_t *dst = &ring->data[body];
 
-		for (i = 0; i < full; i++) {
+		for (i = 0; i + 1 < full; i += 2) {
 			memcpy(&w, text + i * 8, 8);
-			h = mix(h, w);
+			memcpy(&w2, text + i * 8 + 8, 8);
+			he = mix(he, w);
+			ho = mix(ho, w2);
 			atomic_store_explicit(&dst[i], w, PK_MO_FENCED_STORE);
+			atomic_store_explicit(&dst[i + 1], w2, PK_MO_FENCED_STORE);
 		}
-		if (len & 7) {
-			w = tail_word(text + full * 8, len & 7);
-			h = mix(h, w);
-			atomic_store_explicit(&dst[full], w, PK_MO_FENCED_STORE);
+		for (; i < nw; i++) {
+			if (i < full)
+				memcpy(&w, text + i * 8, 8);
+			else
+				w = tail_word(text + full * 8, len & 7);
+			if (i & 1)
+				ho = mix(ho, w);
+			else
+				he = mix(he, w);
+			atomic_store_explicit(&dst[i], w, PK_MO_FENCED_STORE);
 		}
 	} else {
 		for (i = 0; i < nw; i++) {
 			w = i < full ? 0 : tail_word(text + full * 8, len & 7);
 			if (i < full)
 				memcpy(&w, text + i * 8, 8);
-			h = mix(h, w);
+			if (i & 1)
+				ho = mix(ho, w);
+			else
+				he = mix(he, w);
 			atomic_store_explicit(word_at(ring, lpos, 5 + i), w, PK_MO_FENCED_STORE);
 		}
 	}
 	atomic_store_explicit(word_at(ring, lpos, 0), seq, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 1), m->ts_ns, PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 2), hw2, PK_MO_FENCED_STORE);
-	atomic_store_explicit(word_at(ring, lpos, 3), (uint64_t)m->tid | (uint64_t)fold(h) << 32,
+	atomic_store_explicit(word_at(ring, lpos, 3),
+			      (uint64_t)m->tid | (uint64_t)sum_join(h, he, ho) << 32,
 			      PK_MO_FENCED_STORE);
 	atomic_store_explicit(word_at(ring, lpos, 4), hw4, PK_MO_FENCED_STORE);
 }
@@ -1267,14 +1302,19 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 	if (!skip && probe)
 		return BLK_PASSES;
 	if (!skip) {
-		h = mix(mix(mix(mix(mix(0x243f6a8885a308d3ull, hw[0]), hw[1]), hw[2]), (uint32_t)hw[3]),
-			hw[4]);
+		uint64_t he = SUM_EVEN, ho = SUM_ODD;
+
+		h = sum_head(hw[0], hw[1], hw[2], (uint32_t)hw[3], hw[4]);
 		nw = text_words(len);
 		for (i = 0; i < nw; i++) {
 			w = atomic_load_explicit(word_at(ring, lpos, 5 + i), PK_MO_FENCED_LOAD);
-			h = mix(h, w);
+			if (i & 1)
+				ho = mix(ho, w);
+			else
+				he = mix(he, w);
 			memcpy(out->text + i * 8, &w, 8);
 		}
+		h = sum_join(h, he, ho);
 	}
 	/* LMM(read:C) */
 	pk__fence_acquire();
@@ -1288,7 +1328,7 @@ static int read_block(const struct pk_ring *ring, uint64_t r, uint64_t d, struct
 			return BLK_LOST;	/* a torn header: not to be trusted */
 		return BLK_FILTERED;
 	}
-	if (fold(h) != (uint32_t)(hw[3] >> 32))
+	if ((uint32_t)h != (uint32_t)(hw[3] >> 32))
 		return BLK_LOST;
 	out->text[len] = '\0';
 	out->len = len;
