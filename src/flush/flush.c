@@ -121,7 +121,10 @@
  *         relaxed: no other data is published through it (the record it
  *         stands for is read through the store's own ordering, after
  *         pk__ring_finalize_last()'s seq_cst).  A stale value only moves
- *         a finalisation by one poll.
+ *         a finalisation by one poll.  A note finds it under
+ *         OPEN_NOTE_SLACK_NS old (a relaxed load) and leaves it: the
+ *         watcher cannot take a note that young, so it still finalises
+ *         the newest line, at most that much sooner.
  *
  * OPEN LINES
  *
@@ -789,11 +792,22 @@ static bool reap_dead(uint32_t tid, bool consoles)
 static _Atomic bool exit_sync;
 static int flush_until(const struct pk__spos *target, int timeout_ms, int stall_ms);
 
+/*
+ * A note this recent stands for ours: the watcher finalises at most
+ * OPEN_NOTE_SLACK_NS sooner after our line than OPEN_LINE_NS.  Without
+ * it, a flood of open lines from several threads exchanged this one
+ * shared word on every call.
+ */
+#define OPEN_NOTE_SLACK_NS	(OPEN_LINE_NS / 64)
+
 void pk__flush_note_open(void)
 {
-	uint64_t now = pk__now_ns();
+	uint64_t now = pk__now_ns(), at;
 
 	/* LMM(fl:F) */
+	at = atomic_load_explicit(&F.open_at, memory_order_relaxed);
+	if (at && now >= at && now - at < OPEN_NOTE_SLACK_NS)
+		return;		/* noted a moment ago: the watcher knows */
 	if (atomic_exchange_explicit(&F.open_at, now ? now : 1, memory_order_relaxed))
 		return;		/* the watcher knows of an open line already */
 	if (mode_now() == PK_MODE_THREAD)
