@@ -296,7 +296,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 			 * while this extension held it (a no-op then).
 			 */
 			if (flags & PK_REC_NOEOL)
-				pk__flush_note_open();
+				pk__flush_note_open(0);
 			goto stored;
 		}
 	}
@@ -325,7 +325,7 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 		memcpy(pk__self.open_prefix, mbuf, mplen);
 	}
 	if (flags & PK_REC_NOEOL)
-		pk__flush_note_open();
+		pk__flush_note_open(pk__self.store_ts);	/* the time its store read */
 stored:
 	/* Formatted at the call (not deferred), and stored. */
 	atomic_fetch_add_explicit(&pk__lane(lane)->h->eager, 1, memory_order_relaxed);

@@ -1212,7 +1212,7 @@ static void test_own_lost_counts(void **state)
 static void test_filtered_read(void **state)
 {
 	struct fixture *f = fx_new_at(16, (1ull << 32) - 40);
-	struct pk_ring_filter flt = { .max_level = 5, .pid = 4321 }, all = { 8, 0, false, false };
+	struct pk_ring_filter flt = { .max_level = 5, .pid = 4321 }, all = { 8, 0, false, false, 0 };
 	struct pk_ring_reader rd, plain;
 	struct pk_ring_rec rec, rec2;
 	uint64_t first = (1ull << 32) - 40, skipped = 0, i, prev, want_skipped = 0;

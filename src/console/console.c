@@ -1157,6 +1157,7 @@ bool pk__con_skip_filtered(struct pk_console *c, unsigned lane, uint32_t tid)
 	 * filtered ones; one it would have printed is a gap to report.
 	 */
 	con_filter(c, &f);
+	f.batch = PK__CON_HELP_BATCH;	/* a writer's share: short (flush.c, help_one()) */
 	for (i = 0; i < n; i++) {
 		struct pk__con_lane *l = &c->pos.l[i];
 

@@ -43,6 +43,7 @@ struct pk__thread {
 	bool mod_dropped;	/* a module's level dropped this thread's last line */
 	uint64_t open_seq;
 	unsigned open_lane;	/* the lane of open_seq */
+	uint64_t store_ts;	/* the clock pk__store() read for this thread's last record */
 	/*
 	 * Inside a console's write() on this thread (nesting depth), and the
 	 * first record stored from there since this thread began printing:

@@ -16,8 +16,11 @@ int pk__flush_init(const struct pk_config *cfg);
 void pk__flush_after_store(int level, unsigned lane, uint64_t seq);
 /* Something to print appeared without a store (a console registered). */
 void pk__flush_kick(void);
-/* A record was stored without its newline: have it printed if left open (any context). */
-void pk__flush_note_open(void);
+/*
+ * A record was stored without its newline: have it printed if left open
+ * (any context).  @now: the time it was stored, or 0 to read the clock.
+ */
+void pk__flush_note_open(uint64_t now);
 /*
  * pk_init() again: stop the library's threads (the store may change
  * meanwhile), then apply @cfg's mode, budget and flags and start the

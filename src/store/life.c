@@ -731,6 +731,7 @@ int pk__store(int level, unsigned flags, const char *text, size_t len, unsigned 
 	if (pk__self.emergency)
 		flags |= PK_REC_EMERG;
 	m.ts_ns = pk__now_ns();
+	pk__self.store_ts = m.ts_ns;
 	m.tid = pk__tid();
 	m.pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	m.level = (uint8_t)level;

@@ -1618,7 +1618,7 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 	 */
 	uint64_t first = ring->h->first_seq;
 	uint64_t head, r = rd->next, d;
-	unsigned st, passed = 0;
+	unsigned st, passed = 0, batch = f && f->batch ? f->batch : PK_RING_SKIP_BATCH;
 	bool done;
 	int ret;
 
@@ -1641,7 +1641,7 @@ static int read_next(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 				pk__ring_lost_counted(ring, f, r, head - n, lost);
 			r = head - n;
 		}
-		if (passed >= PK_RING_SKIP_BATCH) {
+		if (passed >= batch) {
 			rd->next = r;
 			return -EAGAIN;
 		}

@@ -306,6 +306,8 @@ struct pk_ring_filter {
 	 */
 	bool own;
 	bool sole;
+	/* Filtered records a read passes over before it returns -EAGAIN (0: PK_RING_SKIP_BATCH). */
+	unsigned batch;
 };
 
 /*
