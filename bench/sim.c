@@ -52,7 +52,9 @@
  * the same time; with k CPUs storing, a call takes
  * max(fmt + s, k * s), s = cs + xfer * (k - 1): the shared line moves
  * from CPU to CPU once per record and every contender pulls it.  Lanes:
- * fmt_ns + cs_ns, nothing shared.  The storm uses this closed form;
+ * fmt_ns + cs_ns + lane_ns * (k - 1), nothing serialized: each CPU stores
+ * in its own lane, and lane_ns is what a call was measured to lose when
+ * another CPU stores in its lane at the same time (simcost.c).  The storm uses this closed form;
  * pkb_sim_store_run() simulates the shared line call by call (a FIFO
  * server), which is where the store table's numbers come from.
  *
@@ -446,8 +448,10 @@ static int64_t store_cost(struct sim *S)
 	const struct pkb_sim_costs *c = &S->p->c;
 	int64_t k = S->nstoring < S->p->cpus ? S->nstoring : S->p->cpus, s, d;
 
-	if (S->p->store == PKB_SIM_LANES || k < 1)
+	if (k < 1)
 		return c->fmt_ns + c->cs_ns;
+	if (S->p->store == PKB_SIM_LANES)
+		return c->fmt_ns + c->cs_ns + c->lane_ns * (k - 1);
 	s = c->cs_ns + c->xfer_ns * (k - 1);
 	d = c->fmt_ns + s;
 	return k * s > d ? k * s : d;
@@ -1188,7 +1192,9 @@ int pkb_sim_run(const struct pkb_sim_params *p, struct pkb_sim_result *r)
  * Each producer makes its own part (fmt_ns), then wants the line; the line
  * serves them in turn, each for cs_ns plus xfer_ns for every other
  * producer (they all pull it, one transfer each a record); lanes have no
- * line.  Records stored within @window_s, over @window_s.
+ * line, each call costs fmt_ns + cs_ns + lane_ns for every other producer
+ * storing (in its own lane) at once.  Records stored within @window_s,
+ * over @window_s.
  */
 int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
 		      struct pkb_sim_store_result *r)
@@ -1223,7 +1229,8 @@ int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
 		if (p->store == PKB_SIM_LANES) {
 			done++;
 			rc = hpush(&heap, &nheap, &cap,
-				   (struct ev){ e.t + c->cs_ns + c->fmt_ns, n++, e.tid, 0, 0 });
+				   (struct ev){ e.t + c->cs_ns + c->fmt_ns + c->lane_ns * (k - 1), n++,
+						e.tid, 0, 0 });
 			continue;
 		}
 		if (e.timer) {

@@ -27,6 +27,8 @@ struct pkb_sim_costs {
 	int64_t fmt_ns;		/* a call's own part: packing, clock, thread id (parallel) */
 	int64_t cs_ns;		/* storing one record (pk__store(): reserve, copy, commit) */
 	int64_t xfer_ns;	/* one cache-line transfer, per other CPU storing at once */
+	int64_t lane_ns;	/* lanes: what a call loses per other CPU storing at once in
+				 * its own lane (nothing serialized; measured, not assumed 0) */
 	int64_t lock_ns;	/* console lock: trylock, record begin and end, unlock */
 	int64_t wake_ns;	/* a futex wake system call, the waker's CPU time */
 	int64_t wakeup_ns;	/* woken to running: futex wake to the sleeper running */

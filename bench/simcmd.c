@@ -11,11 +11,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <printk/reader.h>
 
 #include "store/store.h"
 #include "sim.h"
@@ -407,10 +410,12 @@ static int write_json(const char *path, const struct simopts *o, const struct ro
 		(long long)o->p.slice_ns, (long long)o->p.budget_ns, (long long)o->p.watchdog_ns,
 		o->p.rate, o->p.burst, o->p.emergency, o->p.store == PKB_SIM_LANES ? "lanes" : "ring");
 	fprintf(f, "  \"costs\": {\"measured\": %s, \"fmt_ns\": %lld, \"cs_ns\": %lld, \"xfer_ns\": %lld, "
-		   "\"lock_ns\": %lld, \"wake_ns\": %lld, \"wakeup_ns\": %lld, \"write_ns\": %lld, "
-		   "\"write_kb_ns\": %lld, \"rec_overhead\": %lld},\n  \"runs\": [\n",
+		   "\"lane_ns\": %lld, \"lock_ns\": %lld, \"wake_ns\": %lld, \"wakeup_ns\": %lld, "
+		   "\"write_ns\": %lld, \"write_kb_ns\": %lld, \"rec_overhead\": %lld},\n"
+		   "  \"runs\": [\n",
 		c->measured ? "true" : "false", (long long)c->fmt_ns, (long long)c->cs_ns,
-		(long long)c->xfer_ns, (long long)c->lock_ns, (long long)c->wake_ns,
+		(long long)c->xfer_ns, (long long)c->lane_ns, (long long)c->lock_ns,
+		(long long)c->wake_ns,
 		(long long)c->wakeup_ns, (long long)c->write_ns, (long long)c->write_kb_ns,
 		(long long)c->rec_overhead);
 	for (i = 0; i < nr; i++) {
@@ -510,7 +515,7 @@ static int write_png(const char *path, const struct simopts *o, const struct row
 		   "set title 'store throughput (one producer per CPU)'\n"
 		   "plot '%s/sim-store.dat' using 1:2 with linespoints lw 2 pt 7 lc rgb '#d62728' "
 		   "title 'one shared ring', '' using 1:3 with linespoints lw 2 pt 5 "
-		   "lc rgb '#1f77b4' title 'per-CPU lanes (simulated only)'\n",
+		   "lc rgb '#1f77b4' title 'per-CPU lanes'\n",
 		dir);
 	fputs("unset multiplot\n", g);
 	st = pclose(g);
@@ -581,9 +586,8 @@ static int run_sims(struct simopts *o)
 				(unsigned long)rw->r.events);
 		}
 	}
-	printf("\nstore throughput, records/s of all producers (simulated over %g ms; "
-	       "the library's store is one ring today: the lanes column is the model only)\n",
-	       o->window_ms);
+	printf("\nstore throughput, records/s of all producers (simulated over %g ms; lanes: "
+	       "one per CPU, each producer storing in its own)\n", o->window_ms);
 	printf("%5s %6s %14s %14s %8s\n", "cpus", "thr", "one ring", "lanes", "lanes/ring");
 	for (i = 0; i < o->ncpus; i++) {
 		struct pkb_sim_params p = o->p;
@@ -660,22 +664,29 @@ static double real_share(const struct pkb_storm_result *r)
 }
 
 /*
- * The store rows.  Each round runs in one child with one fresh library
- * (no console, a 1 MiB store) and times the same operation twice, one
- * right after the other, so that the host's load is the same for both:
+ * The store rows.  Each round runs two children, each with one fresh
+ * library (no console, a 1 MiB store): one whose store is one ring
+ * (pk_config.lanes = 1, as PK_LANES=1) and one with the default lanes (one
+ * per CPU), so that the model's one ring and its lanes are each compared
+ * with the store they stand for.  Each child times the same operation
+ * twice, one right after the other, so that the host's load is the same
+ * for both:
  *
  *   costs  short bursts (SCOST_CALLS calls a thread): pk_printk() alone,
  *          pk__store() of the same length alone (the store's section,
  *          cs_ns; the rest of the call is fmt_ns), and two threads
  *          calling pk_printk() at once (the contended rate, from which
- *          xfer_ns is fitted: contention on the ring's shared lines and
- *          on whatever else the call touches, measured, not assumed)
+ *          xfer_ns (one ring) or lane_ns (lanes) is fitted: contention on
+ *          the ring's shared lines, or what two lanes still share, and on
+ *          whatever else the call touches, measured, not assumed)
  *   real   SREAL_CALLS calls a thread, 1 and 2 threads: the throughput
  *          the table compares against the model run on those costs
  *
  * Every thread reads the clock itself after the start barrier, so a
  * thread that starts before its parent is scheduled again is timed all
  * the same (the rate is all calls over the first start to the last end).
+ * The threads are not pinned: each stores in the lane of the CPU it runs
+ * on, as an application's would.
  */
 #define SCOST_CALLS	20000
 #define SREAL_CALLS	200000
@@ -685,7 +696,12 @@ struct sres {
 	double real[2];		/* records/s, 1 and 2 threads */
 	double p1_ns, s1_ns;	/* one pk_printk(), one pk__store(), alone */
 	double p2_rate;		/* records/s, two threads calling pk_printk() at once */
+	unsigned lanes;		/* the store's lanes, as pk_reader_info() gives them */
 };
+
+/* The two stores: pk_config.lanes of each (0: the default, one per CPU). */
+static const unsigned store_lanes[2] = { 1, 0 };
+static const enum pkb_sim_store store_model[2] = { PKB_SIM_RING, PKB_SIM_LANES };
 
 struct sworker {
 	pthread_t t;
@@ -746,21 +762,54 @@ static double store_rate(int threads, long calls, int raw)
 	return t1 > t0 ? (double)calls * threads * 1e9 / (double)(t1 - t0) : 0;
 }
 
+/*
+ * Once round every lane first, so that no run pays for its first touch: a
+ * thread stores in its CPU's lane, so it goes round on each CPU it may
+ * run on in turn (one lane warmed and the other not made the first burst,
+ * whichever CPU it ran on, twice as slow as the next).
+ */
+static void warm_lanes(void)
+{
+	cpu_set_t all, one;
+	int c;
+
+	if (sched_getaffinity(0, sizeof(all), &all) < 0) {
+		store_rate(1, SBUF_SIZE / 64, 1);
+		return;
+	}
+	for (c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) == 0)
+			store_rate(1, SBUF_SIZE / 64, 1);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 static int store_child(void *arg, void *out)
 {
+	const unsigned *lanes = arg;
 	struct sres *r = out;
 	struct pk_config cfg;
+	struct pk_store_info info;
+	struct pk_reader *rd;
 
-	(void)arg;
 	pk_config_init(&cfg);
 	cfg.buffer_path = NULL;
 	cfg.buffer_size = SBUF_SIZE;
 	cfg.flags = PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	cfg.consoles = NULL;
+	cfg.lanes = *lanes;	/* whatever PK_LANES says */
 	if (pk_init(&cfg) < 0)
 		return 1;
-	/* Once round the store first, so that no run pays for its first touch. */
-	store_rate(1, SBUF_SIZE / 64, 1);
+	rd = pk_reader_open();
+	if (!rd || pk_reader_info(rd, &info) < 0)
+		return 1;
+	r->lanes = info.lanes;
+	pk_reader_close(rd);
+	warm_lanes();
 	r->p1_ns = 1e9 / store_rate(1, SCOST_CALLS, 0);
 	r->s1_ns = 1e9 / store_rate(1, SCOST_CALLS, 1);
 	r->p2_rate = store_rate(2, SCOST_CALLS, 0);
@@ -772,14 +821,14 @@ static int store_child(void *arg, void *out)
 
 /*
  * The model's store costs from one round's bursts: fmt_ns + cs_ns is one
- * call alone, cs_ns the store's part; xfer_ns the one that makes the
- * simulated two-thread rate the measured one (the simulated rate falls as
- * xfer_ns grows: bisection).
+ * call alone, cs_ns the store's part; xfer_ns (one ring) or lane_ns
+ * (lanes) the one that makes the simulated two-thread rate the measured
+ * one (the simulated rate falls as either grows: bisection).
  */
-static void store_costs(const struct sres *m, struct pkb_sim_params *p)
+static void store_costs(const struct sres *m, struct pkb_sim_params *p, enum pkb_sim_store store)
 {
 	struct pkb_sim_store_result sr;
-	int64_t lo = 0, hi = 1000000;
+	int64_t lo = 0, hi = 1000000, *fit = store == PKB_SIM_LANES ? &p->c.lane_ns : &p->c.xfer_ns;
 
 	/* A store alone measured slower than a whole call is the host's noise. */
 	p->c.cs_ns = (int64_t)(m->s1_ns < m->p1_ns ? m->s1_ns : m->p1_ns);
@@ -789,15 +838,15 @@ static void store_costs(const struct sres *m, struct pkb_sim_params *p)
 	if (p->c.fmt_ns < 1)
 		p->c.fmt_ns = 1;
 	p->threads = 2;
-	p->store = PKB_SIM_RING;
+	p->store = store;
 	while (hi - lo > 1) {
-		p->c.xfer_ns = (lo + hi) / 2;
+		*fit = (lo + hi) / 2;
 		if (pkb_sim_store_run(p, 0.02, &sr) < 0 || sr.rate < m->p2_rate)
-			hi = p->c.xfer_ns;
+			hi = *fit;
 		else
-			lo = p->c.xfer_ns;
+			lo = *fit;
 	}
-	p->c.xfer_ns = lo;
+	*fit = lo;
 }
 
 static double pct(double sim, double real)
@@ -928,59 +977,75 @@ static int run_validate(struct simopts *o)
 	       "    delay, which the model does not have: shown, not counted; the median call\n"
 	       "    (the protocol: one record at the line's rate) is counted instead\n");
 	printf("\nstore throughput, records/s of all threads (real: pk_printk() with no console, "
-	       "%d calls a thread; sim: the model on costs measured in the same round; "
-	       "median of %d rounds)\n", SREAL_CALLS, o->rounds);
+	       "%d calls a thread, a %u KiB store of one ring (PK_LANES=1) and of the default "
+	       "lanes; sim: the model's one ring and lanes on costs measured in the same round; "
+	       "median of %d rounds)\n", SREAL_CALLS, SBUF_SIZE >> 10, o->rounds);
 	{
-		struct sres sr[15];
-		double v[2][15], sim[2][15], lanes[2][15], fmt[15], cs[15], xfer[15];
+		struct sres sr[2][15];
+		double v[2][2][15], sim[2][2][15], fmt[2][15], cs[2][15], fit[2][15], nl[15];
 		char why[160];
-		int got = 0;
+		int got[2] = { 0, 0 }, st;
 
 		for (k = 0; k < o->rounds; k++) {
-			struct pkb_sim_params p = o->p;
-			struct pkb_sim_store_result ring, lane;
+			/* Side by side, and neither always first. */
+			for (i = 0; i < 2; i++) {
+				struct pkb_sim_params p = o->p;
+				struct pkb_sim_store_result res;
+				struct sres *r;
 
-			if (pkb_child_run("validate: store", 2, 120, store_child, NULL, &sr[got],
-					  sizeof(sr[got]), why, sizeof(why)) != 0 ||
-			    !(sr[got].real[0] > 0) || !(sr[got].real[1] > 0) ||
-			    !(sr[got].p2_rate > 0))
-				continue;
-			p.cpus = (int)host;
-			store_costs(&sr[got], &p);
-			fmt[got] = (double)p.c.fmt_ns;
-			cs[got] = (double)p.c.cs_ns;
-			xfer[got] = (double)p.c.xfer_ns;
-			for (ti = 0; ti < 2; ti++) {
-				p.threads = ti + 1;
-				p.store = PKB_SIM_RING;
-				pkb_sim_store_run(&p, 0.02, &ring);
-				p.store = PKB_SIM_LANES;
-				pkb_sim_store_run(&p, 0.02, &lane);
-				v[ti][got] = sr[got].real[ti];
-				sim[ti][got] = ring.rate;
-				lanes[ti][got] = lane.rate;
+				st = (k + i) % 2;
+				r = &sr[st][got[st]];
+				if (pkb_child_run("validate: store", 2, 120, store_child,
+						  (void *)&store_lanes[st], r, sizeof(*r), why,
+						  sizeof(why)) != 0 ||
+				    !(r->real[0] > 0) || !(r->real[1] > 0) || !(r->p2_rate > 0))
+					continue;
+				p.cpus = (int)host;
+				store_costs(r, &p, store_model[st]);
+				fmt[st][got[st]] = (double)p.c.fmt_ns;
+				cs[st][got[st]] = (double)p.c.cs_ns;
+				fit[st][got[st]] = (double)(st ? p.c.lane_ns : p.c.xfer_ns);
+				if (st)
+					nl[got[st]] = r->lanes;
+				for (ti = 0; ti < 2; ti++) {
+					p.threads = ti + 1;
+					pkb_sim_store_run(&p, 0.02, &res);
+					v[st][ti][got[st]] = r->real[ti];
+					sim[st][ti][got[st]] = res.rate;
+				}
+				got[st]++;
 			}
-			got++;
 		}
-		if (!got) {
-			printf("  the real store run failed in every round: %s\n", why);
+		for (st = 0; st < 2; st++) {
+			if (got[st])
+				continue;
+			printf("  the real store run (%s) failed in every round: %s\n",
+			       st ? "lanes" : "one ring", why);
 			status = 1;
-		} else {
-			printf("  store costs (median): fmt_ns=%.0f cs_ns=%.0f xfer_ns=%.0f\n",
-			       med(fmt, got), med(cs, got), med(xfer, got));
-			printf("%3s %14s %14s %6s %14s\n", "T", "ring real", "ring sim", "diff",
-			       "lanes sim");
 		}
-		for (ti = 0; got && ti < 2; ti++) {
-			double real = med(v[ti], got), s = med(sim[ti], got), d = pct(s, real);
+		if (got[0] && got[1]) {
+			printf("  store costs (median): one ring fmt_ns=%.0f cs_ns=%.0f xfer_ns=%.0f; "
+			       "lanes (%.0f) fmt_ns=%.0f cs_ns=%.0f lane_ns=%.0f\n",
+			       med(fmt[0], got[0]), med(cs[0], got[0]), med(fit[0], got[0]),
+			       med(nl, got[1]), med(fmt[1], got[1]), med(cs[1], got[1]),
+			       med(fit[1], got[1]));
+			printf("%3s %14s %14s %6s %14s %14s %6s\n", "T", "ring real", "ring sim", "diff",
+			       "lanes real", "lanes sim", "diff");
+			for (ti = 0; ti < 2; ti++) {
+				double d[2], rr[2], ss[2];
 
-			if (d > worst)
-				worst = d;
-			printf("%3d %14.4g %14.4g %5.0f%% %14.4g\n", ti + 1, real, s, d,
-			       med(lanes[ti], got));
+				for (st = 0; st < 2; st++) {
+					rr[st] = med(v[st][ti], got[st]);
+					ss[st] = med(sim[st][ti], got[st]);
+					d[st] = pct(ss[st], rr[st]);
+					if (d[st] > worst)
+						worst = d[st];
+				}
+				printf("%3d %14.4g %14.4g %5.0f%% %14.4g %14.4g %5.0f%%\n", ti + 1,
+				       rr[0], ss[0], d[0], rr[1], ss[1], d[1]);
+			}
 		}
 	}
-	printf("  lanes: the library's store is one ring today; only the simulated column exists\n");
 	printf("\nvalidation: largest difference %.0f %%\n", worst);
 	return status;
 }

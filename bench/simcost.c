@@ -9,6 +9,10 @@
  *                   own part (packing, clock, thread id)
  *   xfer_ns         two threads incrementing one shared counter against
  *                   one: what moving a cache line costs
+ *   lane_ns         a store of one lane per CPU: two threads calling
+ *                   pk_printk() at once against one, per call (each stores
+ *                   in its CPU's lane; what they still share, caches and
+ *                   all, measured; 0 on a host with one CPU)
  *   lock_ns         pk__cl_trylock, record begin and end, unlock
  *   wake_ns         pk__futex_wake with nobody waiting (the system call)
  *   wakeup_ns       futex ping-pong between two threads: wake to running
@@ -31,6 +35,7 @@
 
 #include <printk/console.h>
 #include <printk/printk.h>
+#include <printk/reader.h>
 
 #include "core/futex.h"
 #include "flush/conlock.h"
@@ -231,10 +236,85 @@ static int cost_child(void *arg, void *out)
 	return 0;
 }
 
+static _Atomic int lgo;
+
+static void *lane_caller(void *arg)
+{
+	long n = (long)arg, i;
+
+	while (!atomic_load(&lgo))
+		;
+	for (i = 0; i < n; i++)
+		pk_printk(PK_INFO, "storm: worker %2d call %8lu: the quick brown fox jumps over "
+			  "the lazy dog\n", 1, (unsigned long)i);
+	return NULL;
+}
+
+/* ns per pk_printk() of each of @threads threads calling at once. */
+static int64_t lane_call_ns(int threads, long n)
+{
+	pthread_t t[2];
+	uint64_t t0;
+	int i;
+
+	atomic_store(&lgo, 0);
+	for (i = 0; i < threads; i++)
+		pthread_create(&t[i], NULL, lane_caller, (void *)n);
+	t0 = pkb_now_ns();
+	atomic_store(&lgo, 1);
+	for (i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	return (int64_t)((pkb_now_ns() - t0) / (uint64_t)n);
+}
+
+/*
+ * lane_ns, in a child of its own: the default store of lanes needs a
+ * data ring of 256 KiB at least for two lanes, larger than the store the
+ * other costs (its capacity) are measured on.
+ */
+static int lane_child(void *arg, void *out)
+{
+	int64_t *lane_ns = out, v[ROUNDS];
+	struct pk_config cfg;
+	struct pk_store_info info;
+	struct pk_reader *rd;
+	int r;
+
+	(void)arg;
+	*lane_ns = -1;
+	pk_config_init(&cfg);
+	cfg.buffer_path = NULL;
+	cfg.buffer_size = 1u << 20;
+	cfg.flags = PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.consoles = NULL;
+	cfg.lanes = 0;		/* one per CPU, whatever PK_LANES says */
+	if (pk_init(&cfg) < 0)
+		return 1;
+	rd = pk_reader_open();
+	if (!rd || pk_reader_info(rd, &info) < 0)
+		return 1;
+	pk_reader_close(rd);
+	if (info.lanes < 2) {
+		/* One CPU: no other CPU stores at the same time. */
+		*lane_ns = 0;
+		pk_shutdown();
+		return 0;
+	}
+	lane_call_ns(1, 20000);		/* every page of the store touched once */
+	for (r = 0; r < ROUNDS; r++)
+		v[r] = lane_call_ns(2, 200000) - lane_call_ns(1, 200000);
+	*lane_ns = median(v);
+	if (*lane_ns < 0)
+		*lane_ns = 0;
+	pk_shutdown();
+	return 0;
+}
+
 int pkb_sim_costs_measure(struct pkb_sim_costs *c, size_t buffer_size, int rec_bytes)
 {
 	struct cjob j = { buffer_size, rec_bytes };
 	char why[160];
+	int64_t lane_ns = -1;
 	int rc;
 
 	if (!pkb_tmpdir()[0])
@@ -243,7 +323,16 @@ int pkb_sim_costs_measure(struct pkb_sim_costs *c, size_t buffer_size, int rec_b
 			   sizeof(why));
 	if (rc < 0)
 		return rc;
-	return c->measured ? 0 : -EIO;
+	if (!c->measured)
+		return -EIO;
+	rc = pkb_child_run("sim: measuring the lanes' cost", 3, 120, lane_child, NULL, &lane_ns,
+			   sizeof(lane_ns), why, sizeof(why));
+	if (rc < 0)
+		return rc;
+	if (lane_ns < 0)
+		return -EIO;
+	c->lane_ns = lane_ns;
+	return 0;
 }
 
 static const struct {
@@ -253,6 +342,7 @@ static const struct {
 	{ "fmt_ns", offsetof(struct pkb_sim_costs, fmt_ns) },
 	{ "cs_ns", offsetof(struct pkb_sim_costs, cs_ns) },
 	{ "xfer_ns", offsetof(struct pkb_sim_costs, xfer_ns) },
+	{ "lane_ns", offsetof(struct pkb_sim_costs, lane_ns) },
 	{ "lock_ns", offsetof(struct pkb_sim_costs, lock_ns) },
 	{ "wake_ns", offsetof(struct pkb_sim_costs, wake_ns) },
 	{ "wakeup_ns", offsetof(struct pkb_sim_costs, wakeup_ns) },
@@ -287,7 +377,7 @@ static int set_one(struct pkb_sim_costs *c, const char *tok, char *why, size_t n
 			return 0;
 		}
 	}
-	snprintf(why, n, "unknown cost '%.*s' (known: fmt_ns cs_ns xfer_ns lock_ns wake_ns "
+	snprintf(why, n, "unknown cost '%.*s' (known: fmt_ns cs_ns xfer_ns lane_ns lock_ns wake_ns "
 		 "wakeup_ns write_ns write_kb_ns rec_overhead)", (int)len, tok);
 	return -EINVAL;
 }
@@ -350,7 +440,7 @@ int pkb_sim_costs_load(const char *path, struct pkb_sim_costs *c, char *why, siz
 		for (i = 0; i < NFIELDS; i++)
 			if (!(seen & (1u << i)))
 				break;
-		snprintf(why, n, "%s: no value for %s (a costs file names all nine)", path,
+		snprintf(why, n, "%s: no value for %s (a costs file names all ten)", path,
 			 fields[i].name);
 		rc = -EINVAL;
 	}
