@@ -78,6 +78,8 @@
 #include <time.h>
 
 #include "sim.h"
+#include "store/lanes.h"
+#include "store/ringbuf.h"
 
 #define SPIN_NS		20000		/* flush.c SPIN_NS: a waiter spins this long ... */
 #define WAIT_NS		1000000000	/* ... and waits this long in all (WAIT_NS) */
@@ -443,18 +445,45 @@ static void wake(struct sim *S, struct th *t, int pc, int64_t latency)
 
 /* ---- the store ---- */
 
-static int64_t store_cost(struct sim *S)
+int pkb_sim_lanes(int cpus, size_t bytes, unsigned want)
 {
-	const struct pkb_sim_costs *c = &S->p->c;
-	int64_t k = S->nstoring < S->p->cpus ? S->nstoring : S->p->cpus, s, d;
+	unsigned lane_log2;
+
+	return (int)pk__lanes_for_cpus(want, cpus, pk__ring_data_log2_for(bytes), &lane_log2);
+}
+
+/*
+ * A call with @k CPUs storing at once: on one ring, max(fmt + s, k * s),
+ * s = cs + xfer * (k - 1); on @lanes lanes (0: one per CPU), each of the
+ * min(k, lanes) lanes in use is such a ring for the ceil(k / lanes) CPUs
+ * that share it, and a call loses lane_ns for each other lane in use.
+ */
+static int64_t call_cost(const struct pkb_sim_costs *c, enum pkb_sim_store store, int lanes,
+			 int64_t k)
+{
+	int64_t s, d, used = k, per = 1, cs = c->cs_ns;
 
 	if (k < 1)
 		return c->fmt_ns + c->cs_ns;
-	if (S->p->store == PKB_SIM_LANES)
-		return c->fmt_ns + c->cs_ns + c->lane_ns * (k - 1);
-	s = c->cs_ns + c->xfer_ns * (k - 1);
+	if (store == PKB_SIM_LANES) {
+		if (lanes > 0 && lanes < k) {
+			used = lanes;
+			per = (k + lanes - 1) / lanes;
+		}
+		cs += c->lane_ns * (used - 1);
+	} else {
+		per = k;
+	}
+	s = cs + c->xfer_ns * (per - 1);
 	d = c->fmt_ns + s;
-	return k * s > d ? k * s : d;
+	return per * s > d ? per * s : d;
+}
+
+static int64_t store_cost(struct sim *S)
+{
+	int64_t k = S->nstoring < S->p->cpus ? S->nstoring : S->p->cpus;
+
+	return call_cost(&S->p->c, S->p->store, S->p->lanes, k);
 }
 
 /* Work @t has done in its current step. */
@@ -1214,6 +1243,35 @@ int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
 	r->store = p->store;
 	if (k < 1 || end <= 0)
 		return -EINVAL;
+	if (p->store == PKB_SIM_LANES && p->lanes > 0 && p->lanes < k) {
+		/*
+		 * Fewer lanes than CPUs storing: each lane is a ring shared by
+		 * the CPUs that map to it (k / lanes of them, one more for
+		 * k % lanes lanes), each call also losing lane_ns for every
+		 * other lane in use.
+		 */
+		struct pkb_sim_params q = *p;
+		struct pkb_sim_store_result part;
+		int hi = (k + p->lanes - 1) / p->lanes, nhi = k % p->lanes ? k % p->lanes : p->lanes;
+		int lo = k / p->lanes, nlo = p->lanes - nhi;
+
+		q.store = PKB_SIM_RING;
+		q.lanes = 0;
+		q.c.cs_ns += p->c.lane_ns * (p->lanes - 1);
+		q.cpus = q.threads = hi;
+		rc = pkb_sim_store_run(&q, window_s, &part);
+		r->rate = nhi * part.rate;
+		r->events = part.events;
+		if (!rc && nlo && lo) {
+			q.cpus = q.threads = lo;
+			q.seed = p->seed + 1;
+			rc = pkb_sim_store_run(&q, window_s, &part);
+			r->rate += nlo * part.rate;
+			r->events += part.events;
+		}
+		r->wall_s = host_now() - t0;
+		return rc;
+	}
 	fifo = calloc((size_t)k + 1, sizeof(*fifo));
 	if (!fifo)
 		return -ENOMEM;

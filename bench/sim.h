@@ -57,6 +57,11 @@ struct pkb_sim_params {
 	int64_t budget_ns;		/* print budget of the budget variant */
 	int64_t watchdog_ns;		/* W */
 	size_t buffer_size;		/* store bytes */
+	/*
+	 * PKB_SIM_LANES: the store's lanes, CPU c storing in lane c % lanes,
+	 * as many as the library makes (pkb_sim_lanes()); 0: one per CPU.
+	 */
+	int lanes;
 	double emergency;		/* fraction of calls made in an emergency section */
 	struct pkb_sim_costs c;
 };
@@ -88,6 +93,12 @@ struct pkb_sim_store_result {
 };
 
 /* sim.c */
+/*
+ * The lanes the library gives a store of @bytes on a machine of @cpus
+ * CPUs: pk__lanes_for_cpus() with @want as PK_LANES (0: the default, one
+ * per CPU up to 16, each keeping 128 KiB of data).
+ */
+int pkb_sim_lanes(int cpus, size_t bytes, unsigned want);
 int pkb_sim_run(const struct pkb_sim_params *p, struct pkb_sim_result *r);
 int pkb_sim_store_run(const struct pkb_sim_params *p, double window_s,
 		      struct pkb_sim_store_result *r);

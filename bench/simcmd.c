@@ -20,6 +20,7 @@
 
 #include <printk/reader.h>
 
+#include "store/lanes.h"
 #include "store/store.h"
 #include "sim.h"
 
@@ -30,7 +31,7 @@
 
 enum { O_CPUS = 256, O_THREADS, O_MODE, O_SECONDS, O_SEED, O_RECORD, O_RATE, O_BURST, O_CONSOLE,
        O_SLICE, O_BUDGET, O_WATCHDOG, O_BUFSIZE, O_EMERG, O_STORE, O_WINDOW, O_COSTS, O_COST,
-       O_JSON, O_PNG, O_VALIDATE, O_ROUNDS, O_VTHREADS, O_VSECONDS, O_VBPS, O_HELP };
+       O_LANES, O_JSON, O_PNG, O_VALIDATE, O_ROUNDS, O_VTHREADS, O_VSECONDS, O_VBPS, O_HELP };
 
 static const struct option opts[] = {
 	{ "cpus", required_argument, NULL, O_CPUS },
@@ -49,6 +50,7 @@ static const struct option opts[] = {
 	{ "emergency", required_argument, NULL, O_EMERG },
 	{ "store", required_argument, NULL, O_STORE },
 	{ "store-window-ms", required_argument, NULL, O_WINDOW },
+	{ "lanes", required_argument, NULL, O_LANES },
 	{ "costs", required_argument, NULL, O_COSTS },
 	{ "cost", required_argument, NULL, O_COST },
 	{ "json", required_argument, NULL, O_JSON },
@@ -74,6 +76,7 @@ struct simopts {
 	double vseconds;
 	unsigned long vbps;
 	int bps_given, buf_given;
+	unsigned lanes_want;	/* --lanes, as PK_LANES (0: the library's default) */
 };
 
 static void usage(FILE *f)
@@ -84,6 +87,7 @@ static void usage(FILE *f)
 	      "                   [--console serial|file|socket|BYTES_PER_S] [--slice-us N]\n"
 	      "                   [--budget-us N] [--watchdog-ms N] [--buffer-size BYTES]\n"
 	      "                   [--emergency FRACTION] [--store ring|lanes] [--store-window-ms N]\n"
+	      "                   [--lanes N]\n"
 	      "                   [--costs FILE] [--cost name=value[,...]] [--json FILE] [--png FILE]\n"
 	      "       pkbench sim --validate [--validate-threads 1,2,4,8,16] [--rounds N]\n"
 	      "                   [--validate-seconds S] [--validate-bps B] [--mode ...]\n"
@@ -270,6 +274,11 @@ static int parse(int argc, char **argv, struct simopts *o)
 			else
 				return bad("--store", optarg, "ring or lanes");
 			break;
+		case O_LANES:
+			if (num(optarg, 1, PK_LANES_MAX, &d) < 0)
+				return bad("--lanes", optarg, "1 to 64, as PK_LANES");
+			o->lanes_want = (unsigned)d;
+			break;
 		case O_WINDOW:
 			if (num(optarg, 0.001, 10000, &o->window_ms) < 0)
 				return bad("--store-window-ms", optarg, NULL);
@@ -367,7 +376,7 @@ struct row {
 };
 
 struct srow {
-	int cpus, threads;
+	int cpus, threads, nlanes;
 	struct pkb_sim_store_result ring, lanes;
 };
 
@@ -445,8 +454,8 @@ static int write_json(const char *path, const struct simopts *o, const struct ro
 	fprintf(f, "  ],\n  \"store\": [\n");
 	for (i = 0; i < ns; i++)
 		fprintf(f, "    {\"cpus\": %d, \"threads\": %d, \"ring_per_s\": %.6g, "
-			   "\"lanes_per_s\": %.6g}%s\n", sr[i].cpus, sr[i].threads, sr[i].ring.rate,
-			sr[i].lanes.rate, i + 1 < ns ? "," : "");
+			   "\"lanes\": %d, \"lanes_per_s\": %.6g}%s\n", sr[i].cpus, sr[i].threads,
+			sr[i].ring.rate, sr[i].nlanes, sr[i].lanes.rate, i + 1 < ns ? "," : "");
 	fprintf(f, "  ]\n}\n");
 	if (fclose(f))
 		return -errno;
@@ -532,6 +541,8 @@ static int write_png(const char *path, const struct simopts *o, const struct row
 
 static int run_sims(struct simopts *o)
 {
+	/* The store table's store: the library's default size, or --buffer-size. */
+	size_t table_bytes = o->buf_given ? o->p.buffer_size : PK_BUFFER_SIZE_DEFAULT;
 	int nrows = o->ncpus * NSMODES, nr = 0, ns = 0, i, m, status = 0;
 	struct row *rows = calloc((size_t)nrows, sizeof(*rows));
 	struct srow *sr = calloc((size_t)o->ncpus, sizeof(*sr));
@@ -569,6 +580,7 @@ static int run_sims(struct simopts *o)
 			p.threads = o->nthreads == 0 ? p.cpus :
 				    o->nthreads == 1 ? o->threads[0] : o->threads[i];
 			p.mode = (enum pkb_smode)m;
+			p.lanes = pkb_sim_lanes(p.cpus, p.buffer_size, o->lanes_want);
 			pkb_progress("sim: %d CPUs, %s", p.cpus, pkb_smode_names[m]);
 			rc = pkb_sim_run(&p, &rw->r);
 			pkb_progress_clear();
@@ -586,9 +598,11 @@ static int run_sims(struct simopts *o)
 				(unsigned long)rw->r.events);
 		}
 	}
-	printf("\nstore throughput, records/s of all producers (simulated over %g ms; lanes: "
-	       "one per CPU, each producer storing in its own)\n", o->window_ms);
-	printf("%5s %6s %14s %14s %8s\n", "cpus", "thr", "one ring", "lanes", "lanes/ring");
+	printf("\nstore throughput, records/s of all producers (simulated over %g ms; lanes: as "
+	       "many as the library makes for a %zu KiB store%s, CPU c storing in lane c mod lanes)\n",
+	       o->window_ms, table_bytes >> 10, o->lanes_want ? " with --lanes (PK_LANES)" : "");
+	printf("%5s %6s %14s %6s %14s %8s\n", "cpus", "thr", "one ring", "lanes", "lanes",
+	       "lanes/ring");
 	for (i = 0; i < o->ncpus; i++) {
 		struct pkb_sim_params p = o->p;
 		struct srow *s = &sr[ns];
@@ -599,12 +613,14 @@ static int run_sims(struct simopts *o)
 		if (pkb_sim_store_run(&p, o->window_ms / 1e3, &s->ring) < 0)
 			status = 1;
 		p.store = PKB_SIM_LANES;
+		p.lanes = pkb_sim_lanes(p.cpus, table_bytes, o->lanes_want);
 		if (pkb_sim_store_run(&p, o->window_ms / 1e3, &s->lanes) < 0)
 			status = 1;
 		s->cpus = p.cpus;
 		s->threads = p.threads;
-		printf("%5d %6d %14.4g %14.4g %8.1f\n", s->cpus, s->threads, s->ring.rate,
-		       s->lanes.rate, s->ring.rate > 0 ? s->lanes.rate / s->ring.rate : 0);
+		s->nlanes = p.lanes;
+		printf("%5d %6d %14.4g %6d %14.4g %8.1f\n", s->cpus, s->threads, s->ring.rate,
+		       s->nlanes, s->lanes.rate, s->ring.rate > 0 ? s->lanes.rate / s->ring.rate : 0);
 		fprintf(stderr, "sim: store, %d CPUs: %.2f s host time\n", p.cpus,
 			s->ring.wall_s + s->lanes.wall_s);
 		ns++;
@@ -839,6 +855,7 @@ static void store_costs(const struct sres *m, struct pkb_sim_params *p, enum pkb
 		p->c.fmt_ns = 1;
 	p->threads = 2;
 	p->store = store;
+	p->lanes = store == PKB_SIM_LANES ? (int)m->lanes : 0;	/* the real store's */
 	while (hi - lo > 1) {
 		*fit = (lo + hi) / 2;
 		if (pkb_sim_store_run(p, 0.02, &sr) < 0 || sr.rate < m->p2_rate)

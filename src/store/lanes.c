@@ -111,15 +111,18 @@ size_t pk__lanes_region_size(unsigned n, unsigned data_log2)
 
 unsigned pk__lanes_for(unsigned want, unsigned data_log2, unsigned *lane_log2)
 {
+	return pk__lanes_for_cpus(want, sysconf(_SC_NPROCESSORS_ONLN), data_log2, lane_log2);
+}
+
+unsigned pk__lanes_for_cpus(unsigned want, long cpus, unsigned data_log2, unsigned *lane_log2)
+{
 	unsigned n = 1, cap, min_log2;
-	long cpus;
 
 #ifdef PK_RING_HEAD_CAS16
 	if (want) {
 		cap = PK_LANES_MAX;
 		min_log2 = PK_RING_MIN_DATA_LOG2;
 	} else {
-		cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		want = cpus > 0 ? (unsigned)(cpus < (long)PK_LANES_MAX ? cpus : (long)PK_LANES_MAX) : 1;
 		cap = PK_LANES_DEFAULT_MAX;
 		min_log2 = PK_LANES_MIN_DEFAULT_LOG2;
@@ -129,6 +132,7 @@ unsigned pk__lanes_for(unsigned want, unsigned data_log2, unsigned *lane_log2)
 		n *= 2;
 #else
 	(void)want;
+	(void)cpus;
 #endif
 	*lane_log2 = data_log2 - (unsigned)__builtin_ctz(n);
 	return n;

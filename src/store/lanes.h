@@ -48,6 +48,8 @@ struct pk_lanes {
 #define PK_LANES_DEFAULT_MAX		16u
 #define PK_LANES_MIN_DEFAULT_LOG2	17u	/* 128 KiB */
 unsigned pk__lanes_for(unsigned want, unsigned data_log2, unsigned *lane_log2);
+/* The same for a machine of @cpus CPUs online (pkbench sim). */
+unsigned pk__lanes_for_cpus(unsigned want, long cpus, unsigned data_log2, unsigned *lane_log2);
 
 /* Bytes of a store of @n lanes whose data rings are 1 << @data_log2 bytes. */
 size_t pk__lanes_region_size(unsigned n, unsigned data_log2);
