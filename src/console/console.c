@@ -962,6 +962,7 @@ static void con_filter(struct pk_console *c, struct pk_ring_filter *f)
 	f->pid = atomic_load_explicit(&pk__g.pid, memory_order_relaxed);
 	f->own = true;
 	f->sole = pk__store_sole();
+	f->batch = 0;		/* PK_RING_SKIP_BATCH; a writer's help sets its own */
 }
 
 static void print_dropped(struct pk_console *c, char *buf, const struct pk_ring_lost *lost,

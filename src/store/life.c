@@ -420,7 +420,7 @@ static void copy_note(struct store *st, struct seq_map *m, unsigned i, uint64_t 
 		      uint64_t ts)
 {
 	struct lane_map *lm = &m->lane[i];
-	struct pk_ring_filter f;
+	struct pk_ring_filter f = { .batch = 0 };
 	struct pk__lost_note note = { { 0 }, 0 };
 	struct pk_ring_lost l;
 	uint64_t seq;
