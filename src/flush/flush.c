@@ -121,10 +121,19 @@
  *         relaxed: no other data is published through it (the record it
  *         stands for is read through the store's own ordering, after
  *         pk__ring_finalize_last()'s seq_cst).  A stale value only moves
- *         a finalisation by one poll.  A note finds it under
- *         OPEN_NOTE_SLACK_NS old (a relaxed load) and leaves it: the
- *         watcher cannot take a note that young, so it still finalises
- *         the newest line, at most that much sooner.
+ *         a finalisation by one poll.
+ *   fl:K  A note that finds open_at under OPEN_NOTE_SLACK_NS old leaves it
+ *         (the watcher then finalises the newest line at most that much
+ *         sooner).  Its writer commits the open record (seq_cst, write:E)
+ *         and then loads open_at (seq_cst); the watcher takes the note
+ *         with a seq_cst CAS and then loads the store's head (seq_cst, in
+ *         pk__ring_finalize_last()).  Store-buffering: either the load
+ *         sees the watcher's 0 and the writer notes its line afresh, or
+ *         the watcher's look at the store sees the committed record and
+ *         finalises it.  (The time compared is the one the store read,
+ *         before the commit: a writer held up between them may find a
+ *         note the watcher is about to take; the order above still
+ *         covers it.)
  *
  * OPEN LINES
  *
@@ -807,8 +816,8 @@ void pk__flush_note_open(uint64_t now)
 	if (!now)
 		now = pk__now_ns();
 
-	/* LMM(fl:F) */
-	at = atomic_load_explicit(&F.open_at, memory_order_relaxed);
+	/* LMM(fl:K) */
+	at = atomic_load_explicit(&F.open_at, memory_order_seq_cst);
 	if (at && now >= at && now - at < OPEN_NOTE_SLACK_NS)
 		return;		/* noted a moment ago: the watcher knows */
 	if (atomic_exchange_explicit(&F.open_at, now ? now : 1, memory_order_relaxed))
@@ -834,8 +843,8 @@ static uint64_t finalize_open(uint64_t poll_ns)
 		due = at + OPEN_LINE_NS;
 		if (now < due)
 			return due - now < poll_ns ? due - now : poll_ns;
-		/* LMM(fl:F) */
-		if (atomic_compare_exchange_weak_explicit(&F.open_at, &at, 0, memory_order_relaxed,
+		/* LMM(fl:F), LMM(fl:K) */
+		if (atomic_compare_exchange_weak_explicit(&F.open_at, &at, 0, memory_order_seq_cst,
 							  memory_order_relaxed)) {
 			pk__store_finalize_last();
 			if (mode_now() == PK_MODE_THREAD)
