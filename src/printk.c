@@ -83,6 +83,41 @@ static int store_package(int level, unsigned flags, const unsigned char *pkg, si
 	return ret < 0 ? ret : n;
 }
 
+/*
+ * Store package @pkg (@n bytes, an open line: pk__fmt_open_literal()) after its
+ * module prefix (@mplen bytes) and location (@llen) as an OPEN record,
+ * and note it as this thread's open line: pk_cont() joins it as it joins
+ * one formatted at the call (pk__rec_open_unpack() makes it text then).
+ */
+static int store_open_package(int level, unsigned flags, const unsigned char *pkg, size_t mplen,
+			      size_t llen, int n)
+{
+	uint64_t seq;
+	unsigned lane;
+	int ret;
+
+	pk__self.in_printk++;
+	ret = pk__store(level, flags | PK__REC_PACKED | PK_REC_NOEOL, (const char *)pkg,
+			mplen + llen + (size_t)n, &lane, &seq);
+	if (ret < 0) {
+		pk__self.open_valid = false;
+		pk__self.in_printk--;
+		return ret;
+	}
+	pk__self.open_plen = (uint8_t)mplen;
+	pk__self.open_llen = (uint16_t)llen;
+	memcpy(pk__self.open_prefix, pkg, mplen);
+	pk__self.open_valid = true;
+	pk__self.open_seq = seq;
+	pk__self.open_lane = lane;
+	pk__self.open_gen = atomic_load_explicit(&pk__st.store_gen, memory_order_relaxed);
+	pk__self.open_level = (uint8_t)level;
+	pk__flush_note_open(pk__self.store_ts);
+	pk__flush_after_store(level, lane, seq);
+	pk__self.in_printk--;
+	return n;
+}
+
 /* Is another thread panicking?  Then this record is not stored (counted). */
 static bool panic_suppressed(void)
 {
@@ -193,9 +228,10 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	/*
 	 * Deferred formatting: a line (its format ends with a newline) is
 	 * stored as its format and arguments, and formatted when a console
-	 * prints it or a reader reads it (pk__rec_render()).  Continuations,
-	 * lines left open, the early store and what cannot be packed are
-	 * formatted now; those stored here are counted in `eager' (the early
+	 * prints it or a reader reads it (pk__rec_render()), and so is a line
+	 * left open whose format ends in a character of its own
+	 * (pk__fmt_open_literal()).  Continuations, other open lines, the
+	 * early store and what cannot be packed are formatted now; those stored here are counted in `eager' (the early
 	 * store's are not: they are moved into the store later).
 	 */
 	if (!early && __builtin_expect(pk__self.early_stored, 0)) {
@@ -225,6 +261,8 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 							 &fa->err) : 0;
 			return store_package(level, flags, pkg, plen, n, flen);
 		}
+		if (n > 0 && !fa->n && pk__fmt_open_literal(fmt))
+			return store_open_package(level, flags, pkg, mplen, llen, n);
 	}
 
 	/*
@@ -284,9 +322,10 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 			*(volatile uint64_t *)&pk__self.wseq[depth] = open_seq;
 		}
 		*(volatile unsigned *)&pk__self.wdepth = depth + 1;
-		ret = pk__ring_extend(pk__lane(lane), open_seq, buf, (uint32_t)len,
-				      (flags & PK_REC_NOEOL) != 0,
-				      PK_RECORD_MAX + pk__self.open_plen + pk__self.open_llen);
+		ret = pk__ring_extend_x(pk__lane(lane), open_seq, buf, (uint32_t)len,
+					(flags & PK_REC_NOEOL) != 0,
+					PK_RECORD_MAX + pk__self.open_plen + pk__self.open_llen,
+					pk__rec_open_unpack);	/* a package made text first */
 		*(volatile unsigned *)&pk__self.wdepth = depth;
 		if (ret == 0) {
 			seq = open_seq;
@@ -464,7 +503,7 @@ int pk_printk_site_loc(const struct pk_module *mod, const struct pk_srcloc *loc,
 	const struct pk__site_class *cl = pk__site_get(site, fmt, sig, n);
 	int err = errno, len, ret;
 	unsigned flags = 0;
-	size_t plen;
+	size_t plen, mplen, llen;
 
 	/* A level pk_printk() must read, or no deferring: the variadic path. */
 	if (!cl || level < PK_EMERG || level > PK_DEBUG ||
@@ -481,10 +520,11 @@ int pk_printk_site_loc(const struct pk_module *mod, const struct pk_srcloc *loc,
 		ret = 0;
 		goto out;
 	}
-	plen = mod ? pk__mod_prefix((char *)pkg, mod) : 0;
-	if (plen)
+	mplen = mod ? pk__mod_prefix((char *)pkg, mod) : 0;
+	if (mplen)
 		flags |= PK__REC_MODULE;
-	plen += put_loc((char *)pkg, plen, loc, &flags);
+	llen = put_loc((char *)pkg, mplen, loc, &flags);
+	plen = mplen + llen;
 	_Static_assert(sizeof(pkg) >= PK_RING_MOD_MAX + PK_RING_LOC_MAX + PK_RECORD_MAX,
 		       "room for a package after the prefix and location");
 	len = pk__site_pack(pkg + plen, PK_RECORD_MAX, fmt, cl, sig, args, err);
@@ -496,7 +536,10 @@ int pk_printk_site_loc(const struct pk_module *mod, const struct pk_srcloc *loc,
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
 		pk__self.early_stored = false;
 	}
-	ret = store_package(level, flags, pkg, plen, len, 0);
+	if (cl->open)
+		ret = store_open_package(level, flags, pkg, mplen, llen, len);
+	else
+		ret = store_package(level, flags, pkg, plen, len, 0);
 out:
 	pk__gate_exit();
 	errno = err;

@@ -74,8 +74,19 @@ static void corpus(void)
 	pk_info("long string %s\n", longs);		/* cut at PK_RECORD_MAX */
 	pk_info("%s%s\n", longs + 800, longs + 800);	/* cut, both copied */
 	pk_info("unknown %y %5k %s\n", "after unknowns");
-	pk_info("kept %d", 1);				/* open: eager */
+	pk_info("kept %d", 1);				/* open, ends in a conversion: eager */
 	pk_cont(" joined %d\n", 2);			/* continuation: eager */
+	/* Open lines that end in the format's own character: packages. */
+	pk_info("open %d literal", 3);
+	pk_cont(" joined %d\n", 4);			/* made text, then extended */
+	pk_info("open %s, then %ld units", scratch, 5L);
+	pk_printk(PK_INFO, "ended by the next record %d.", 6);
+	pk_info("percent %d%%", 7);
+	pk_cont("\n");					/* ends it */
+	pk_info("open by its argument: %s", "ended\n");	/* ends in %s: eager, closed */
+	pk_cont(" not joined\n");
+	pk_info("%s tail", longs);			/* cut: complete */
+	pk_cont(" after the cut\n");
 	pk_info("%2$s %1$s\n", "b", "a");		/* positional: eager */
 	pk_info("wide %ls\n", L"string");		/* wide string: eager */
 	pk_printk(PK_LEVEL_KERNEL, "kernel ip %pI4\n", "\x0a\x00\x00\x01");	/* %p extension */
@@ -153,6 +164,27 @@ static void strip_prefixes(char *s)
 	*out = '\0';
 }
 
+/* Which formats end an open line in a character of their own (format.h). */
+static void test_open_literal(void **state)
+{
+	static const struct { const char *fmt; bool open; } cases[] = {
+		{ "plain", true }, { "plain\n", false }, { "", false }, { "%d", false },
+		{ "%d units", true }, { "%s", false }, { "%s.", true }, { "%c", false },
+		{ "100%%", true }, { "%%d", true }, { "%5.2f%%", true }, { "%-*.*s|", true },
+		{ "%lld", false }, { "%zu bytes", true }, { "%p", false }, { "%pS", false },
+		{ "%pISpc", false }, { "%pS .", true }, { "%p4cc", false }, { "x %", false },
+		{ "x %l", false }, { "a\nb", true }, { "a\n%d\n", false }, { "%m", false },
+		{ "%m!", true },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (pk__fmt_open_literal(cases[i].fmt) != cases[i].open)
+			fail_msg("\"%s\": %s", cases[i].fmt,
+				 cases[i].open ? "ends in its own character" : "does not");
+}
+
 static void test_consoles_match_eager(void **state)
 {
 	static const enum pk_mode modes[] = { PK_MODE_HANDOFF, PK_MODE_LEGACY, PK_MODE_THREAD };
@@ -173,12 +205,18 @@ static void test_consoles_match_eager(void **state)
 		assert_non_null(strstr(def, "scratch before"));	/* copied at the call */
 		assert_non_null(strstr(def, "errno No such file or directory ENOENT"));
 		/*
-		 * Formatted at the call: the open line, its continuation, the
-		 * positional and wide ones, the kernel %p extension, and the
-		 * two whose strings make a package longer than a record.
+		 * Formatted at the call: the open line that ends in a
+		 * conversion, the one whose argument ends it and the one too
+		 * long for a package, the 5 continuations (the one joining a
+		 * package makes it text), the positional and wide ones, the
+		 * kernel %p extension, and the two whose strings make a
+		 * package longer than a record.
 		 */
-		assert_int_equal(n_def, 7);
-		assert_int_equal(n_eager, 28);	/* every call of the corpus */
+		assert_int_equal(n_def, 13);
+		assert_int_equal(n_eager, 38);	/* every call of the corpus */
+		assert_non_null(strstr(def, "open 3 literal joined 4\n"));
+		assert_non_null(strstr(def, "units\n"));
+		assert_null(strstr(def, "ended not joined"));
 		print_message("mode %zu: %zu bytes identical; formatted at the call: %llu of the "
 			      "deferred run's records, %llu of the eager run's\n", i, strlen(def),
 			      (unsigned long long)n_def, (unsigned long long)n_eager);
@@ -582,6 +620,7 @@ static void test_site_signatures(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_literal),
 		cmocka_unit_test(test_consoles_match_eager),
 		cmocka_unit_test(test_env_eager),
 		cmocka_unit_test(test_postmortem_pkmsg),

@@ -63,12 +63,24 @@ int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len);
 enum { PK__SK_I32 = 1, PK__SK_U32, PK__SK_I64, PK__SK_DBL, PK__SK_LDBL, PK__SK_PTR, PK__SK_STR };
 struct pk__site_class {
 	uint8_t n;			/* arguments */
+	uint8_t open;			/* an open line (pk__fmt_open_literal()) */
 	uint16_t fmt_len;		/* the format's bytes, its newline included */
 	uint8_t kind[PK_SITE_ARGS];
 	int16_t prec[PK_SITE_ARGS];
 };
 /* 0: packable, @cl filled; -1 refused (%n); -2 formatted at the call. */
 int pk__site_classify(const char *fmt, struct pk__site_class *cl);
+/*
+ * Does the line of format @fmt end in a character of the format itself,
+ * not a newline, after its last conversion?  Then it is an open line
+ * whatever the arguments: it may be stored as a package, and its text
+ * ends with that character unless cut at PK_RECORD_MAX.  A format that
+ * ends in a conversion ("%s", "%c") may end its line with the argument's
+ * newline: formatted at the call.  A conversion here: '%', flags,
+ * width, precision, length, its letter, and for %p the letters and
+ * digits of a pointer extension after it.  Async-signal-safe.
+ */
+bool pk__fmt_open_literal(const char *fmt);
 /* Do the @n arguments of signature @sig (PK_SIG_*) fit what @cl reads? */
 bool pk__site_matches(const struct pk__site_class *cl, const unsigned char *sig, unsigned n);
 /* The package of a call at a classified site.  Length, or -2 (too long). */

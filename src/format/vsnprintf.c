@@ -1767,6 +1767,46 @@ int pk__unpack(char *buf, int count, const unsigned char *pkg, size_t len)
 	return s.len > INT_MAX ? INT_MAX : (int)s.len;
 }
 
+static bool is_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+bool pk__fmt_open_literal(const char *fmt)
+{
+	const char *p = fmt, *end = fmt;
+
+	for (;;) {
+		while (*p && *p != '%')
+			p++;
+		if (!*p)
+			break;
+		p++;
+		if (*p == '%') {
+			p++;		/* "%%": the character '%' */
+			continue;
+		}
+		while (*p == '-' || *p == '+' || *p == ' ' || *p == '#' || *p == '0' || *p == '\'')
+			p++;
+		while ((*p >= '0' && *p <= '9') || *p == '*')
+			p++;
+		if (*p == '.')
+			for (p++; (*p >= '0' && *p <= '9') || *p == '*'; p++)
+				;
+		while (*p == 'h' || *p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' ||
+		       *p == 't')
+			p++;
+		if (!*p)
+			return false;
+		if (*p++ == 'p')
+			while (is_alnum(*p))
+				p++;	/* a pointer extension: %pS, %pISpc, %p4cc ... */
+		end = p;
+	}
+	/* Something after the last conversion, and its last character not a newline. */
+	return *end && p[-1] != '\n';
+}
+
 int pk__site_classify(const char *fmt, struct pk__site_class *cl)
 {
 	struct sink sk = { 0 };
@@ -1780,8 +1820,13 @@ int pk__site_classify(const char *fmt, struct pk__site_class *cl)
 	ret = run_src(&sk, fmt, &src, 0);
 	if (ret < 0)
 		return ret;
-	if (!sk.len || sk.len > PK_RECORD_MAX || fmt[sk.len - 1] != '\n')
-		return -2;	/* not a line, or a format longer than any package */
+	if (!sk.len || sk.len > PK_RECORD_MAX)
+		return -2;	/* empty, or a format longer than any package */
+	if (fmt[sk.len - 1] != '\n') {
+		if (!pk__fmt_open_literal(fmt))
+			return -2;	/* may end its line or not: formatted at the call */
+		cl->open = 1;	/* an open line, whatever the arguments */
+	}
 	cl->fmt_len = (uint16_t)sk.len;
 	return 0;
 }

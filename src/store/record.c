@@ -474,6 +474,36 @@ int pk__lost_note_write(struct pk_ring *ring, const struct pk__lost_note *note, 
 	return pk__ring_write(ring, &m, (const char *)note, sizeof(*note), false, seq);
 }
 
+int pk__rec_open_unpack(struct pk_ring_rec *rec)
+{
+	char head[PK_RING_MOD_MAX + PK_RING_LOC_MAX];
+	unsigned keep = rec->meta.flags & (PK__REC_MODULE | PK__REC_LOC);
+	size_t hl = 0;
+
+	if (!(rec->meta.flags & PK__REC_PACKED))
+		return 0;		/* text already */
+	if (rec->meta.flags & (PK__REC_FIELDS | PK__REC_LOSTNOTE))
+		return -EINVAL;		/* never left open */
+	/* The prefix and location stay as they are, before the text. */
+	if ((keep & PK__REC_MODULE) && rec->len)
+		hl = 1 + (size_t)(unsigned char)rec->text[0];
+	if ((keep & PK__REC_LOC) && hl < rec->len)
+		hl += loc_len(rec->text + hl, rec->len - hl);
+	if (hl > rec->len || hl > sizeof(head))
+		return -EINVAL;
+	memcpy(head, rec->text, hl);
+	pk__rec_render(rec);
+	/* Cut at PK_RECORD_MAX: complete, as a line formatted at the call would be. */
+	if ((rec->meta.flags & PK_REC_TRUNC) || rec->len + hl > PK_RING_TEXT_MAX)
+		return -E2BIG;
+	memmove(rec->text + hl, rec->text, rec->len);
+	memcpy(rec->text, head, hl);
+	rec->len += (uint32_t)hl;
+	rec->text[rec->len] = '\0';
+	rec->meta.flags = (uint16_t)(rec->meta.flags | keep);
+	return 0;
+}
+
 void pk__rec_render(struct pk_ring_rec *rec)
 {
 	unsigned char pkg[PK_RING_TEXT_MAX];
@@ -527,8 +557,14 @@ void pk__rec_render(struct pk_ring_rec *rec)
 		flags |= PK_REC_TRUNC;
 	} else {
 		len = pk__text_settle(rec->text, n, &flags);
-		/* A package always ends its line: it is never left open. */
+		/*
+		 * A package ends its line unless it was stored as an open
+		 * line (PK_REC_NOEOL, printk.c): a format that ends in a
+		 * character of its own, not a newline.  Cut, it is complete.
+		 */
 		flags &= ~(unsigned)PK_REC_NOEOL;
+		if (!(flags & PK_REC_TRUNC))
+			flags |= rec->meta.flags & PK_REC_NOEOL;
 		rec->text[len] = '\0';
 	}
 	rec->len = (uint32_t)len;

@@ -1123,6 +1123,12 @@ static inline void hdr_load(const struct pk_ring *ring, uint64_t lpos, uint64_t 
 int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len, bool open,
 		    uint32_t max)
 {
+	return pk__ring_extend_x(ring, seq, text, len, open, max, NULL);
+}
+
+int pk__ring_extend_x(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len,
+		      bool open, uint32_t max, int (*xform)(struct pk_ring_rec *rec))
+{
 	struct pk_ring_hdr *h = ring->h;
 	_Atomic uint64_t *dp = pk__ring_desc(ring, seq);
 	uint64_t d = atomic_load_explicit(dp, memory_order_acquire);
@@ -1143,6 +1149,12 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text, uint32
 		goto out;	/* no longer the newest */
 	if (!copy_record(ring, seq, claimed, &old))
 		goto out;	/* overwritten meanwhile */
+	if (xform) {
+		ret = xform(&old);
+		if (ret < 0)
+			goto out;
+		ret = -EAGAIN;
+	}
 	newlen = old.len + len;
 	if (newlen > PK_RING_TEXT_MAX || newlen > max) {
 		ret = -E2BIG;

@@ -392,6 +392,17 @@ int pk__ring_write(struct pk_ring *ring, const struct pk_ring_meta *meta,
  */
 int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
 		    uint32_t len, bool open, uint32_t max);
+/*
+ * pk__ring_extend() with @xform applied to the record's body and header
+ * (copied, while the record is held RESERVED) before @text is appended:
+ * how an open line stored as a package becomes text when pk_cont() joins
+ * it (record.c, pk__rec_open_unpack).  @xform returns 0, or a negative
+ * errno to leave the record as it was (committed FINAL, and that errno
+ * returned).  Context: as pk__ring_extend(); @xform must be
+ * async-signal-safe.
+ */
+int pk__ring_extend_x(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len,
+		      bool open, uint32_t max, int (*xform)(struct pk_ring_rec *rec));
 
 /* Make the newest record readable if it is still open. */
 void pk__ring_finalize_last(struct pk_ring *ring);

@@ -186,6 +186,14 @@ size_t pk__text_settle(const char *buf, int n, unsigned *flags);
  */
 void pk__rec_render(struct pk_ring_rec *rec);
 /*
+ * The body of an open record stored as a package (printk.c: an open line
+ * deferred) made text, its module prefix and location kept in front: for
+ * pk__ring_extend_x(), when pk_cont() joins the line.  A record of text is
+ * left as it is.  0, -EINVAL for a record that cannot be open, -E2BIG.
+ * Context: async-signal-safe.
+ */
+int pk__rec_open_unpack(struct pk_ring_rec *rec);
+/*
  * Store preformatted text as a record (no flushing), in this CPU's lane:
  * its lane into *@lane and its seq into *@seq (either may be NULL).
  */
