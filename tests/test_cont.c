@@ -14,11 +14,14 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +31,7 @@
 
 static struct tu_capture *cap;
 
-static void start(enum pk_mode mode)
+static void start_sized(enum pk_mode mode, size_t size)
 {
 	struct pk_config cfg;
 	struct pk_console *con;
@@ -36,11 +39,16 @@ static void start(enum pk_mode mode)
 	pk_config_init(&cfg);
 	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
 	cfg.mode = mode;
-	cfg.buffer_size = 1 << 20;
+	cfg.buffer_size = size;
 	assert_int_equal(pk_init(&cfg), 0);
 	cap = tu_capture_new(0);
 	con = pk_console_register(&tu_capture_ops, cap, -1);
 	assert_non_null(con);
+}
+
+static void start(enum pk_mode mode)
+{
+	start_sized(mode, 1 << 20);
 }
 
 static void stop(void)
@@ -280,6 +288,117 @@ static void test_concurrent_pieces(void **state)
 	stop();
 }
 
+/*
+ * Open lines stored as packages (their formats end in a letter) while a
+ * signal handler stores and continues its own between the pieces of the
+ * main thread's: every piece once, no line but those made of whole
+ * pieces (a package extended as if it were text would show its bytes).
+ */
+#define SL	20000
+static volatile sig_atomic_t sig_n;
+
+static void on_alarm(int sig)
+{
+	unsigned n = (unsigned)sig_n++;
+
+	(void)sig;
+	pk_info("sig %u x", n);
+	pk_cont(" sig %u y\n", n);
+}
+
+static unsigned char main_seen[SL][3], sig_seen[1u << 16][2];
+
+/* One piece at @p: "main I a|b|c" or "sig N x|y"; counted.  Its length, or 0. */
+static int piece_at(const char *p)
+{
+	unsigned i;
+	char k[2];
+	int used = 0;
+
+	if (sscanf(p, "main %u %1[abc]%n", &i, k, &used) == 2 && used && i < SL) {
+		main_seen[i][k[0] - 'a']++;
+		return used;
+	}
+	if (sscanf(p, "sig %u %1[xy]%n", &i, k, &used) == 2 && used && i < (1u << 16)) {
+		sig_seen[i][k[0] - 'x']++;
+		return used;
+	}
+	return 0;
+}
+
+/*
+ * "main I a[ main I b][ main I c]", "sig N x[ sig N y]", or a
+ * continuation alone after its caller's mark "[Tn]  ": whole pieces only.
+ */
+static bool line_ok(const char *b, const char *nl)
+{
+	const char *p = b;
+	int u;
+
+	if (*p == '[') {
+		p = strstr(p, "]  ");
+		if (!p || p > nl)
+			return false;
+		p += 3;
+	}
+	if (!(u = piece_at(p)))
+		return false;
+	for (p += u; p < nl && *p == ' '; p += u)
+		if (!(u = piece_at(p + 1)))
+			return false;
+		else
+			u++;
+	return p == nl;
+}
+
+static void test_signal_open_packages(void **state)
+{
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	unsigned i, bad = 0, n, k;
+	char *s, *p, *nl, *b;
+
+	(void)state;
+	memset(main_seen, 0, sizeof(main_seen));
+	memset(sig_seen, 0, sizeof(sig_seen));
+	start_sized(PK_MODE_HANDOFF, 64u << 20);	/* room for every record */
+	sig_n = 0;
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (i = 0; i < SL; i++) {
+		pk_info("main %u a", i);
+		pk_cont(" main %u b", i);
+		pk_cont(" main %u c\n", i);
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+	assert_int_equal(pk_flush(10000), 0);
+	s = tu_capture_text(cap);
+	for (p = s; (nl = strchr(p, '\n')); p = nl + 1) {
+		b = memchr(p, ']', (size_t)(nl - p));
+		b = b ? b + 1 : p;
+		while (*b == ' ')
+			b++;
+		if (!line_ok(b, nl) && bad++ < 5)
+			print_message("not a line of whole pieces: %.*s\n", (int)(nl - p), p);
+	}
+	n = (unsigned)sig_n;
+	assert_true(n > 0 && n < (1u << 16));
+	for (i = 0; i < SL; i++)
+		for (k = 0; k < 3; k++)
+			if (main_seen[i][k] != 1)
+				fail_msg("main %u %c: %u times", i, 'a' + k, main_seen[i][k]);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 2; k++)
+			if (sig_seen[i][k] != 1)
+				fail_msg("sig %u %c: %u times", i, 'x' + k, sig_seen[i][k]);
+	print_message("%u lines of 3 pieces, %u handler lines of 2: every piece once, %u lines "
+		      "not made of whole pieces\n", SL, n, bad);
+	assert_int_equal(bad, 0);
+	free(s);
+	stop();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +408,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_join_and_late),
 		cmocka_unit_test(test_extended_across_finalise),
 		cmocka_unit_test(test_concurrent_pieces),
+		cmocka_unit_test(test_signal_open_packages),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);
