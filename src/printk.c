@@ -231,8 +231,9 @@ static int vprintk(const struct pk_module *mod, int level, const char *fmt, va_l
 	 * prints it or a reader reads it (pk__rec_render()), and so is a line
 	 * left open whose format ends in a character of its own
 	 * (pk__fmt_open_literal()).  Continuations, other open lines, the
-	 * early store and what cannot be packed are formatted now; those stored here are counted in `eager' (the early
-	 * store's are not: they are moved into the store later).
+	 * early store and what cannot be packed are formatted now; those
+	 * stored here are counted in `eager' (the early store's are not:
+	 * they are moved into the store later).
 	 */
 	if (!early && __builtin_expect(pk__self.early_stored, 0)) {
 		pk__early_settle(pk__self.early_seq);	/* this thread's early ones go first */
