@@ -76,8 +76,11 @@ static void *bump(void *arg)
 	return NULL;
 }
 
-/* ns per increment of one shared counter by @threads threads. */
-static int64_t bump_ns(int threads, long n)
+/*
+ * ns per step of @fn (n steps, its argument) in each of @threads (1 or 2)
+ * threads released at once through `go'.
+ */
+static int64_t race_ns(void *(*fn)(void *), int threads, long n)
 {
 	pthread_t t[2];
 	uint64_t t0;
@@ -85,12 +88,18 @@ static int64_t bump_ns(int threads, long n)
 
 	atomic_store(&go, 0);
 	for (i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, bump, (void *)n);
+		pthread_create(&t[i], NULL, fn, (void *)n);
 	t0 = pkb_now_ns();
 	atomic_store(&go, 1);
 	for (i = 0; i < threads; i++)
 		pthread_join(t[i], NULL);
 	return (int64_t)((pkb_now_ns() - t0) / (uint64_t)n);
+}
+
+/* ns per increment of one shared counter by @threads threads. */
+static int64_t bump_ns(int threads, long n)
+{
+	return race_ns(bump, threads, n);
 }
 
 static _Atomic uint32_t ping __attribute__((aligned(64)));
@@ -236,13 +245,11 @@ static int cost_child(void *arg, void *out)
 	return 0;
 }
 
-static _Atomic int lgo;
-
 static void *lane_caller(void *arg)
 {
 	long n = (long)arg, i;
 
-	while (!atomic_load(&lgo))
+	while (!atomic_load(&go))
 		;
 	for (i = 0; i < n; i++)
 		pk_printk(PK_INFO, "storm: worker %2d call %8lu: the quick brown fox jumps over "
@@ -253,18 +260,7 @@ static void *lane_caller(void *arg)
 /* ns per pk_printk() of each of @threads threads calling at once. */
 static int64_t lane_call_ns(int threads, long n)
 {
-	pthread_t t[2];
-	uint64_t t0;
-	int i;
-
-	atomic_store(&lgo, 0);
-	for (i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, lane_caller, (void *)n);
-	t0 = pkb_now_ns();
-	atomic_store(&lgo, 1);
-	for (i = 0; i < threads; i++)
-		pthread_join(t[i], NULL);
-	return (int64_t)((pkb_now_ns() - t0) / (uint64_t)n);
+	return race_ns(lane_caller, threads, n);
 }
 
 /*
