@@ -209,15 +209,27 @@ struct stint {
 	uint64_t deadline;	/* stop at this time (0: none) */
 };
 
+/*
+ * A lane's words, on a cache line of their own: each is read on every call
+ * storing in the lane (fl:D, fl:E, fl:J) and written by the lane's helpers
+ * and holders.  Packed as three arrays, a helper's store to one lane's
+ * low_water took the line from every other lane's writers.
+ */
+struct fl_lane {
+	_Atomic uint64_t low_water;	/* the slowest console's next_seq (a hint) */
+	_Atomic uint64_t stall_seq;	/* fl:D: a holder left at this record */
+	_Atomic uint64_t print_hi;	/* fl:J: newest printable seq + 1 */
+} __attribute__((aligned(64)));
+
 static struct {
+	struct fl_lane ln[PK_LANES_MAX];
+	/* Read on every call, written by pk_init() and a store switch. */
 	_Atomic int mode;		/* enum pk_mode; pk_init() may change it */
 	_Atomic uint64_t budget_ns;
-	struct pk__conlock lock;
 	_Atomic uint64_t lag_limit;	/* fl:E: filtered records before taking part */
-	_Atomic uint64_t low_water[PK_LANES_MAX];	/* the slowest console's next_seq (a hint) */
-	_Atomic uint64_t stall_seq[PK_LANES_MAX];	/* fl:D: a holder left at this record */
-	_Atomic uint64_t print_hi[PK_LANES_MAX];	/* fl:J: newest printable seq + 1 */
-	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES];	/* fl:I: next_seq + 1, a helper gave up */
+	struct pk__conlock lock __attribute__((aligned(64)));
+	/* fl:I: next_seq + 1, a helper gave up */
+	_Atomic uint64_t help_stuck[PK_MAX_CONSOLES] __attribute__((aligned(64)));
 	struct pk__spos fork_head;	/* seq_head of every lane when fork() began */
 
 	/* the rescue thread (handoff and legacy) */
@@ -244,8 +256,8 @@ static void stall_reset(void)
 	unsigned i;
 
 	for (i = 0; i < PK_LANES_MAX; i++) {
-		atomic_store_explicit(&F.stall_seq[i], PK__NO_SEQ, memory_order_relaxed);
-		atomic_store_explicit(&F.print_hi[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&F.ln[i].stall_seq, PK__NO_SEQ, memory_order_relaxed);
+		atomic_store_explicit(&F.ln[i].print_hi, 0, memory_order_relaxed);
 	}
 }
 
@@ -255,7 +267,7 @@ static bool stalled_any(memory_order mo)
 	unsigned i;
 
 	for (i = 0; i < pk__st.lanes.n; i++)
-		if (atomic_load_explicit(&F.stall_seq[i], mo) != PK__NO_SEQ)
+		if (atomic_load_explicit(&F.ln[i].stall_seq, mo) != PK__NO_SEQ)
 			return true;
 	return false;
 }
@@ -391,11 +403,11 @@ static bool pending_any(void)
 /* Note that lane @lane's record @seq is printable by level (fl:J). */
 static void note_printable(unsigned lane, uint64_t seq)
 {
-	uint64_t cur = atomic_load_explicit(&F.print_hi[lane], memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&F.ln[lane].print_hi, memory_order_relaxed);
 
 	/* LMM(fl:J) */
 	while (cur < seq + 1 &&
-	       !atomic_compare_exchange_weak_explicit(&F.print_hi[lane], &cur, seq + 1,
+	       !atomic_compare_exchange_weak_explicit(&F.ln[lane].print_hi, &cur, seq + 1,
 						      memory_order_seq_cst, memory_order_relaxed))
 		;
 }
@@ -408,7 +420,7 @@ static uint64_t con_before_printable(struct pk_console *c, uint64_t arg)
 	for (l = 0; l < c->pos.n && l < pk__st.lanes.n; l++)
 		/* LMM(fl:J) */
 		if (atomic_load_explicit(&c->next_seq[l], memory_order_seq_cst) <
-		    atomic_load_explicit(&F.print_hi[l], memory_order_seq_cst))
+		    atomic_load_explicit(&F.ln[l].print_hi, memory_order_seq_cst))
 			return 1;
 	return 0;
 }
@@ -475,7 +487,7 @@ static void update_low_water_to(struct pk__spos *v)
 	/* LMM(fl:E) */
 	for (l = 0; l < pk__st.lanes.n; l++)
 		if (v->s[l] != UINT64_MAX)
-			atomic_store_explicit(&F.low_water[l], v->s[l], memory_order_relaxed);
+			atomic_store_explicit(&F.ln[l].low_water, v->s[l], memory_order_relaxed);
 }
 
 static void update_low_water(void)
@@ -512,10 +524,10 @@ static void stall_at(unsigned lane, uint64_t seq)
 	 * An RMW reads the newest value: a plain load could return a stall a
 	 * helper has cleared since (help_skip()), and we would not publish ours.
 	 */
-	uint64_t cur = atomic_fetch_or_explicit(&F.stall_seq[lane], 0, memory_order_seq_cst);
+	uint64_t cur = atomic_fetch_or_explicit(&F.ln[lane].stall_seq, 0, memory_order_seq_cst);
 
 	/* LMM(fl:D) */
-	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.stall_seq[lane], &cur, seq,
+	while (seq < cur && !atomic_compare_exchange_weak_explicit(&F.ln[lane].stall_seq, &cur, seq,
 								   memory_order_seq_cst,
 								   memory_order_relaxed))
 		;
@@ -524,9 +536,9 @@ static void stall_at(unsigned lane, uint64_t seq)
 /* A stint got past @upto in @lane: the stall there (if any) is over. */
 static void stall_clear(unsigned lane, uint64_t upto)
 {
-	uint64_t cur = atomic_load_explicit(&F.stall_seq[lane], memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&F.ln[lane].stall_seq, memory_order_relaxed);
 
-	while (cur < upto && !atomic_compare_exchange_weak_explicit(&F.stall_seq[lane], &cur,
+	while (cur < upto && !atomic_compare_exchange_weak_explicit(&F.ln[lane].stall_seq, &cur,
 								    PK__NO_SEQ,
 								    memory_order_seq_cst,
 								    memory_order_relaxed))
@@ -1372,7 +1384,7 @@ void pk__flush_write_all(const char *buf, size_t len)
 static bool lagging(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:E) */
-	uint64_t low = atomic_load_explicit(&F.low_water[lane], memory_order_relaxed);
+	uint64_t low = atomic_load_explicit(&F.ln[lane].low_water, memory_order_relaxed);
 
 	return seq > low &&
 	       seq - low >= atomic_load_explicit(&F.lag_limit, memory_order_relaxed);
@@ -1387,7 +1399,7 @@ static bool lagging(unsigned lane, uint64_t seq)
 static bool must_take_part(unsigned lane, uint64_t seq)
 {
 	/* LMM(fl:D) */
-	if (atomic_load_explicit(&F.stall_seq[lane], memory_order_seq_cst) <= seq &&
+	if (atomic_load_explicit(&F.ln[lane].stall_seq, memory_order_seq_cst) <= seq &&
 	    (printable_pending() || !retried()))
 		return true;
 	return lagging(lane, seq);
@@ -1414,8 +1426,10 @@ static bool must_take_part(unsigned lane, uint64_t seq)
  * overwritten) meanwhile.
  *
  * A console owned by someone else (the holder or printer at a record, a
- * helper) is given a few yields: an owner preempted at a record runs
- * then.  Any context but a console's write().
+ * helper) and less than twice the limit behind is left to its owner: the
+ * next call looks again.  Further behind, it is given a few yields: an
+ * owner preempted at a record runs then, and the flood's producers hold
+ * back.  Any context but a console's write().
  */
 #define HELP_BATCHES	16
 #define HELP_STALL_NS	(50 * 1000000ull)	/* its owner did not move: give up */
@@ -1462,6 +1476,15 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 			pk__own_release(&c->own, tid);
 			if (pk__con_pending(c))
 				nudge(c, tid);
+		} else if (seq - pos < 2 * limit) {
+			/*
+			 * Owned by another writer's batch or by a printer:
+			 * within twice the limit nothing is at risk yet, and
+			 * this writer's next call looks again.  A yield here
+			 * cost two writers on two lanes 1-3 us whenever one
+			 * crossed the limit during the other's batch.
+			 */
+			return;
 		}
 		/* Wait while its owner moves it: the flood's producers hold back. */
 		/* LMM(fl:I) */
@@ -1485,7 +1508,7 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 
 static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 {
-	struct pk__spos min;
+	uint64_t min = UINT64_MAX, v;
 	struct pk_console *c;
 	int i;
 
@@ -1494,15 +1517,26 @@ static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 		if (!c)
 			continue;
 		help_one(c, lane, seq, tid);
+		v = atomic_load_explicit(&c->next_seq[lane], memory_order_relaxed);
+		if (v < min)
+			min = v;
 		pk__con_put(i);
 	}
-	update_low_water_to(&min);
+	/*
+	 * This lane's low water only, read while each console was pinned:
+	 * the other lanes' writers keep theirs (a store to their line would
+	 * take it from them), and an unchanged one is not stored.
+	 */
+	/* LMM(fl:E) */
+	if (min != UINT64_MAX &&
+	    atomic_load_explicit(&F.ln[lane].low_water, memory_order_relaxed) != min)
+		atomic_store_explicit(&F.ln[lane].low_water, min, memory_order_relaxed);
 	/*
 	 * A stall every console has passed is over: cleared here too, since
 	 * in a filtered flood no holder may come by to clear it (a new stall
 	 * is at some console's position, at or past the slowest one read).
 	 */
-	stall_clear(lane, min.s[lane]);
+	stall_clear(lane, min);
 }
 
 static void print_as_mode(uint32_t tid)
@@ -2016,7 +2050,7 @@ int pk__flush_init(const struct pk_config *cfg)
 	n = pk__lane(0)->desc_mask + 1;
 	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
 	for (l = 0; l < pk__st.lanes.n; l++)
-		atomic_store_explicit(&F.low_water[l], pk__st.attach_seq[l], memory_order_relaxed);
+		atomic_store_explicit(&F.ln[l].low_water, pk__st.attach_seq[l], memory_order_relaxed);
 	stall_reset();
 	pk__con_set_hooks(&hooks);
 	if (cfg->mode != PK_MODE_THREAD) {
@@ -2102,7 +2136,7 @@ int pk__flush_reconfigure(const struct pk_config *cfg)
 	atomic_store_explicit(&F.lag_limit, n / 64 > 8 ? n / 64 : 8, memory_order_relaxed);
 	slowest(&low);
 	for (l = 0; l < pk__st.lanes.n; l++)
-		atomic_store_explicit(&F.low_water[l],
+		atomic_store_explicit(&F.ln[l].low_water,
 				      low.s[l] != UINT64_MAX ? low.s[l] : pk__st.attach_seq[l],
 				      memory_order_relaxed);
 	stall_reset();
@@ -2191,7 +2225,7 @@ void pk__flush_atfork_child(void)
 	 */
 	pk__con_atfork_child(&F.fork_head);
 	for (l = 0; l < pk__st.lanes.n; l++) {
-		atomic_store_explicit(&F.low_water[l], F.fork_head.s[l], memory_order_relaxed);
+		atomic_store_explicit(&F.ln[l].low_water, F.fork_head.s[l], memory_order_relaxed);
 		/*
 		 * A private store was copied with the records other threads
 		 * were writing; those threads did not survive fork(), so
