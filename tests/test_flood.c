@@ -143,6 +143,112 @@ static void flood_child(enum pk_mode mode)
 	_exit(0);
 }
 
+/*
+ * Filtered records the store overwrote before the console reached them
+ * are accounted as filtered: printed + dropped + filtered = stored,
+ * exactly, and the drops are the errors lost, no more.  The printer thread
+ * is held inside the console's write() while one thread stores a lap and
+ * more of a small store: debug records (filtered) with an error every
+ * 100.  The overrun stays within the own-record table, so every lost seq
+ * is attributed: none is unattributed.  Before such records were counted,
+ * printed + dropped + filtered fell short of stored by the filtered ones
+ * overwritten.
+ */
+#define LOST_RECORDS	3000
+#define LOST_EVERY	100
+static _Atomic int gate_shut, gate_in;
+static _Atomic unsigned gate_errors;
+
+static long gate_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	if (memmem(buf, len, "gate-error", 10)) {
+		atomic_store(&gate_in, 1);
+		while (atomic_load(&gate_shut))
+			usleep(1000);
+	}
+	if (memmem(buf, len, "lost-error ", 11))
+		atomic_fetch_add(&gate_errors, 1);
+	if (memmem(buf, len, "filtered-", 9))
+		atomic_fetch_add(&stray, 1);
+	return (long)len;
+}
+
+static const struct pk_console_ops gate_ops = { .name = "gate", .write = gate_write };
+
+static void lost_child(void)
+{
+	struct pk_console_stats cs;
+	struct pk_config cfg;
+	struct pk_console *con;
+	struct pk_stats ps;
+	unsigned i, errors = 0, printed;
+	uint64_t t0;
+
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = PK_MODE_THREAD;
+	cfg.buffer_size = PK_BUFFER_SIZE_MIN;
+	cfg.console_loglevel = 7;	/* info and above */
+	TU_CHECK(pk_init(&cfg) == 0);
+	atomic_store(&gate_shut, 1);
+	con = pk_console_register(&gate_ops, NULL, -1);
+	TU_CHECK(con != NULL);
+	TU_CHECK(pk_printk(PK_ERR, "gate-error: the printer waits in here\n") > 0);
+	for (t0 = tu_now_ns(); !atomic_load(&gate_in); usleep(1000))
+		TU_CHECK(tu_now_ns() - t0 < 30 * 1000000000ull);
+	for (i = 0; i < LOST_RECORDS; i++) {
+		TU_CHECK(pk_printk(PK_DEBUG, "filtered-%u: a debug record no console prints, "
+				   "padded to about eighty bytes\n", i) > 0);
+		if (i % LOST_EVERY == 0) {
+			TU_CHECK(pk_printk(PK_ERR, "lost-error %u\n", i) > 0);
+			errors++;
+		}
+	}
+	atomic_store(&gate_shut, 0);
+	TU_CHECK(pk_flush(30000) == 0);
+	TU_CHECK(pk_console_stats_get(con, &cs) == 0);
+	TU_CHECK(pk_stats_get(&ps) == 0);
+	printed = atomic_load(&gate_errors);
+	fprintf(stderr, "lost filtered: %llu stored, %llu printed, %llu dropped (%llu "
+		"unattributed), %llu filtered; %u of %u errors printed\n",
+		(unsigned long long)ps.stored, (unsigned long long)cs.records,
+		(unsigned long long)cs.dropped, (unsigned long long)cs.unattributed,
+		(unsigned long long)cs.skipped, printed, errors);
+	TU_CHECK(ps.stored == 1 + LOST_RECORDS + errors);
+	TU_CHECK(printed < errors);	/* the store did lap the console */
+	TU_CHECK(atomic_load(&stray) == 0);
+	TU_CHECK(cs.unattributed == 0);
+	TU_CHECK(cs.records == 1 + printed);
+	TU_CHECK(cs.dropped == errors - printed);
+	TU_CHECK(cs.skipped == LOST_RECORDS);
+	TU_CHECK(cs.records + cs.dropped + cs.skipped == ps.stored);
+	_exit(0);
+}
+
+static void run_child(void (*child)(void), const char *name)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = tu_fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		child();
+		_exit(0);
+	}
+	tu_waitpid(pid, &status, CHILD_MS, name);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: child status 0x%x", name, status);
+}
+
+static void test_filtered_lost_counted(void **state)
+{
+	(void)state;
+	run_child(lost_child, "lost filtered");
+}
+
 static void run_mode(enum pk_mode mode, const char *name)
 {
 	int status = 0;
@@ -187,6 +293,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_error_behind_flood_handoff),
 		cmocka_unit_test(test_error_behind_flood_legacy),
 		cmocka_unit_test(test_error_behind_flood_thread),
+		cmocka_unit_test(test_filtered_lost_counted),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

@@ -876,7 +876,7 @@ static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, ui
 	struct pk_ring a = f->ring, b = f->ring;
 	struct pk_ring_filter flt = { .max_level = 5, .pid = 0, .own = true, .sole = !two };
 	uint64_t w, i, seq, skipped = 0, want = 0, want_unknown = 0, truth = 0, read = 0, *last;
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	uint8_t *who, *lvl, *got;
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
@@ -971,7 +971,7 @@ static void test_own_forget(void **state)
 	struct fixture *f = fx_new(13);
 	struct pk_ring a = f->ring;
 	struct pk_ring_filter flt = { .max_level = 8, .pid = 0, .own = true, .sole = false };
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t w, i, seq, skipped = 0;
@@ -1012,7 +1012,7 @@ static void test_own_forget_far(void **state)
 	struct fixture *f = fx_new(13);
 	struct pk_ring a = f->ring, b = f->ring;
 	struct pk_ring_filter flt = { .max_level = 8, .pid = 0, .own = true, .sole = false };
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	struct pk_ring_reader rd;
 	struct pk_ring_rec rec;
 	uint64_t w, i, seq, to, skipped = 0, extra[] = { 0, 1, 777 };
@@ -1123,7 +1123,7 @@ static void test_note_window(void **state)
 	struct fixture *f = fx_new(14);
 	struct pk_ring a = f->ring, b = f->ring;
 	struct pk_ring_filter flt = { .max_level = 8, .pid = 1, .own = true, .sole = false };
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	struct pk_ring_reader rd;
 	const char *e = getenv("PK_TEST_SEED");
 	uint64_t rng = e ? strtoull(e, NULL, 0) : 22, w, i, seq, k, want = 0, given_up = 0;

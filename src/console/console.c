@@ -1003,6 +1003,9 @@ static int fill_lane(struct pk_console *c, struct pk__con_pos *pos, unsigned i,
 	if (l->counted_to < from)
 		pk__ring_lost_counted(ml->rd.ring, f, l->counted_to, from, &l->lost);
 	l->counted_to = ret == 1 ? pos->mr.buf[i].seq + 1 : ml->rd.next;
+	/* Lost records it would have filtered: accounted as filtered. */
+	*skipped += l->lost.filtered;
+	l->lost.filtered = 0;
 	return ret;
 }
 
@@ -1015,7 +1018,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 	struct pk_ring_filter f;
 	struct pk_ring_rec *rec;
 	struct pk_record r;
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	struct pk__con_lane *l;
 	uint64_t skipped = 0;
 	unsigned i, n;
@@ -1195,7 +1198,7 @@ static uint64_t left_of(struct pk_console *c, struct pk_ring_rec *rec, int max_l
 
 uint64_t pk__con_give_up(struct pk_console *c, const struct pk__spos *head, uint32_t tid)
 {
-	struct pk_ring_lost lost = { 0, 0 };
+	struct pk_ring_lost lost = { 0, 0, 0 };
 	struct pk_ring_filter f;
 	struct pk_ring_rec *rec;
 	uint64_t skipped = 0;
@@ -1245,11 +1248,15 @@ uint64_t pk__con_give_up(struct pk_console *c, const struct pk__spos *head, uint
 		}
 		lost.counted += l->lost.counted;
 		lost.unknown += l->lost.unknown;
-		l->lost.counted = l->lost.unknown = 0;
+		skipped += l->lost.filtered;
+		l->lost.counted = l->lost.unknown = l->lost.filtered = 0;
 		l->expect = l->counted_to = ml->rd.next;
 	}
 	if (!still_ours(c, tid))
 		return 0;
+	/* What it passed over filtered is accounted as filtered, as a read would. */
+	if (skipped)
+		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
 	if (lost.counted)
 		print_dropped(c, c->buf, &lost, atomic_load_explicit(&c->fmt, memory_order_relaxed),
 			      c->ops->write_atomic != NULL);

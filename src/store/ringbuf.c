@@ -1444,6 +1444,8 @@ static void own_count(const struct pk_ring *ring, const struct pk_ring_filter *f
 			out->unknown += k;
 			if ((int)(e & 7u) < f->max_level)
 				out->counted++;
+			else
+				out->filtered++;
 			unnoted = occ - k - 1;
 		}
 		out->counted += d < 0 ? 0 : (k < occ ? k : occ);

@@ -318,6 +318,12 @@ struct pk_ring_filter {
 struct pk_ring_lost {
 	uint64_t counted;
 	uint64_t unknown;
+	/*
+	 * Lost records the own table names at a level the filter rejects:
+	 * passed over as filtered ones are, counted here for the reader to
+	 * add to what it filtered (a console's skipped), not as drops.
+	 */
+	uint64_t filtered;
 };
 
 /* Records a filtered read passes over before it lets its caller look up. */
