@@ -226,6 +226,127 @@ static void lost_child(void)
 	_exit(0);
 }
 
+/*
+ * A printable record stored while the printer is slow at the record
+ * before it, then a flood of long filtered records: the flood's writers
+ * hold back while the console's next record is a quarter of the data
+ * ring behind, whatever the lag limit in records says (32 records of 500
+ * bytes fill a 16 KiB store).  When writers left a console owned by
+ * someone else alone up to twice the limit, the record was overwritten
+ * and counted dropped, in every mode.
+ */
+static const struct { size_t store; int len, n, slow_ms; } slow_cases[] = {
+	{ 16 << 10, 500, 40, 20 },
+	{ 64 << 10, 1000, 80, 5 },
+	{ 16 << 10, 500, 40, 2 },
+};
+static _Atomic int slow_in, slow_e1;
+static int slow_ms_now;
+
+static long slow_write(void *ctx, const char *buf, size_t len)
+{
+	(void)ctx;
+	if (memmem(buf, len, "slow-P0", 7)) {
+		atomic_store(&slow_in, 1);
+		usleep((useconds_t)slow_ms_now * 1000);
+	}
+	if (memmem(buf, len, "E1-must-print", 13))
+		atomic_store(&slow_e1, 1);
+	return (long)len;
+}
+
+static const struct pk_console_ops slow_ops = { .name = "slow", .write = slow_write };
+
+static void *slow_p0(void *arg)
+{
+	(void)arg;
+	pk_printk(PK_ERR, "slow-P0\n");
+	return NULL;
+}
+
+static void *slow_e1_thread(void *arg)
+{
+	(void)arg;
+	pk_printk(PK_ERR, "E1-must-print\n");
+	return NULL;
+}
+
+static void slow_child_one(enum pk_mode mode, unsigned k)
+{
+	struct pk_console_stats cs;
+	struct pk_config cfg;
+	struct pk_console *con;
+	pthread_t a, b;
+	char pad[1100];
+	uint64_t t0;
+	int i;
+
+	memset(pad, 'x', sizeof(pad));
+	pad[slow_cases[k].len] = '\0';
+	slow_ms_now = slow_cases[k].slow_ms;
+	pk_config_init(&cfg);
+	cfg.flags |= PK_CFG_NO_CONSOLE | PK_CFG_NO_ATEXIT;
+	cfg.mode = mode;
+	cfg.buffer_size = slow_cases[k].store;
+	cfg.lanes = 1;
+	cfg.console_loglevel = 7;	/* info and above */
+	TU_CHECK(pk_init(&cfg) == 0);
+	con = pk_console_register(&slow_ops, NULL, -1);
+	TU_CHECK(con != NULL);
+	/* In thread mode the printer thread is slow; otherwise the caller. */
+	if (mode == PK_MODE_THREAD)
+		TU_CHECK(pk_printk(PK_ERR, "slow-P0\n") > 0);
+	else
+		TU_CHECK(pthread_create(&a, NULL, slow_p0, NULL) == 0);
+	for (t0 = tu_now_ns(); !atomic_load(&slow_in); usleep(100))
+		TU_CHECK(tu_now_ns() - t0 < 30 * 1000000000ull);
+	if (mode == PK_MODE_THREAD) {
+		TU_CHECK(pk_printk(PK_ERR, "E1-must-print\n") > 0);
+	} else {
+		TU_CHECK(pthread_create(&b, NULL, slow_e1_thread, NULL) == 0);
+		usleep(1000);
+	}
+	for (i = 0; i < slow_cases[k].n; i++)
+		TU_CHECK(pk_printk(PK_DEBUG, "f%d %s\n", i, pad) > 0);
+	TU_CHECK(pk_flush(30000) == 0);
+	TU_CHECK(pk_console_stats_get(con, &cs) == 0);
+	fprintf(stderr, "slow record, mode %d, case %u: %llu printed, %llu dropped, "
+		"%llu filtered; E1 %s\n", (int)mode, k, (unsigned long long)cs.records,
+		(unsigned long long)cs.dropped, (unsigned long long)cs.skipped,
+		atomic_load(&slow_e1) ? "printed" : "lost");
+	TU_CHECK(atomic_load(&slow_e1));
+	TU_CHECK(cs.dropped == 0);
+	if (mode != PK_MODE_THREAD) {
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+	}
+	_exit(0);
+}
+
+static enum pk_mode slow_mode;
+static unsigned slow_case;
+
+static void slow_child(void)
+{
+	slow_child_one(slow_mode, slow_case);
+}
+
+static void run_child(void (*child)(void), const char *name);
+
+static void test_flood_behind_slow_record(void **state)
+{
+	static const enum pk_mode ms[] = { PK_MODE_HANDOFF, PK_MODE_LEGACY, PK_MODE_THREAD };
+	unsigned m, k;
+
+	(void)state;
+	for (m = 0; m < 3; m++)
+		for (k = 0; k < sizeof(slow_cases) / sizeof(slow_cases[0]); k++) {
+			slow_mode = ms[m];
+			slow_case = k;
+			run_child(slow_child, "flood behind a slow record");
+		}
+}
+
 static void run_child(void (*child)(void), const char *name)
 {
 	int status = 0;
@@ -294,6 +415,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_error_behind_flood_legacy),
 		cmocka_unit_test(test_error_behind_flood_thread),
 		cmocka_unit_test(test_filtered_lost_counted),
+		cmocka_unit_test(test_flood_behind_slow_record),
 	};
 
 	return TU_RUN_GROUP(tests, NULL, NULL, argc, argv);

@@ -840,7 +840,7 @@ void pk__con_pos_init(struct pk__con_pos *pos, const struct pk__spos *seq, bool 
 		 */
 		l->expect = count_gap ? seq->s[i] : rd->next;
 		l->counted_to = l->expect;
-		l->lost.counted = l->lost.unknown = 0;
+		l->lost.counted = l->lost.unknown = l->lost.filtered = 0;
 		l->has_carry = false;
 	}
 }

@@ -44,7 +44,8 @@
  * (low_water): in every mode its writer passes over filtered records
  * itself under each lagging console's ownership, has a record to print
  * printed (or its printer woken), and holds back, bounded, while a console
- * that far behind moves (help_skip()).  So the flood's producers pay for
+ * twice that far behind (or its next record a quarter of the data ring
+ * behind the head) moves under someone else's ownership (help_skip()).  So the flood's producers pay for
  * it, as every caller of Linux's printk() takes part in console_unlock(),
  * and a printable record behind a filtered flood is printed in
  * milliseconds instead of waiting for (or being overwritten before) the
@@ -1426,10 +1427,11 @@ static bool must_take_part(unsigned lane, uint64_t seq)
  * overwritten) meanwhile.
  *
  * A console owned by someone else (the holder or printer at a record, a
- * helper) and less than twice the limit behind is left to its owner: the
- * next call looks again.  Further behind, it is given a few yields: an
- * owner preempted at a record runs then, and the flood's producers hold
- * back.  Any context but a console's write().
+ * helper), less than twice the limit behind and with its next record
+ * less than a quarter of the data ring behind the head, is left to its
+ * owner: the next call looks again.  Further behind, it is given a few
+ * yields: an owner preempted at a record runs then, and the flood's
+ * producers hold back.  Any context but a console's write().
  */
 #define HELP_BATCHES	16
 #define HELP_STALL_NS	(50 * 1000000ull)	/* its owner did not move: give up */
@@ -1476,10 +1478,13 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 			pk__own_release(&c->own, tid);
 			if (pk__con_pending(c))
 				nudge(c, tid);
-		} else if (seq - pos < 2 * limit) {
+		} else if (seq - pos < 2 * limit &&
+			   pk__ring_data_lag(pk__lane(lane), pos) < pk__lane(lane)->data_size / 4) {
 			/*
-			 * Owned by another writer's batch or by a printer:
-			 * within twice the limit nothing is at risk yet, and
+			 * Owned by another writer's batch or by a printer, and
+			 * the console's next record is well inside the data
+			 * ring (lag_limit counts records: 2 * limit records of
+			 * 1 KiB fill a whole ring): nothing is at risk yet, and
 			 * this writer's next call looks again.  A yield here
 			 * cost two writers on two lanes 1-3 us whenever one
 			 * crossed the limit during the other's batch.

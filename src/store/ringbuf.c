@@ -1729,6 +1729,16 @@ int pk__ring_read_filtered(struct pk_ring_reader *rd, struct pk_ring_rec *out,
 	return read_next(rd, out, f, skipped, lost);
 }
 
+uint64_t pk__ring_data_lag(const struct pk_ring *ring, uint64_t seq)
+{
+	uint64_t d = atomic_load_explicit(pk__ring_desc(ring, seq), memory_order_relaxed), lpos;
+
+	if (desc_seq(d) != (uint32_t)seq || desc_state(d) == DS_FREE ||
+	    !block_intact(ring, desc_off(d), &lpos))
+		return UINT64_MAX;
+	return atomic_load_explicit(&ring->h->lpos_head, memory_order_relaxed) - lpos;
+}
+
 /* Is there something for a reader at @seq to do (a record or a gap)? */
 bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq)
 {

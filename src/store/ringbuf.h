@@ -531,6 +531,15 @@ uint64_t pk__ring_oldest(const struct pk_ring *ring, bool after_clear);
 bool pk__ring_readable(const struct pk_ring *ring, uint64_t seq);
 
 /*
+ * pk__ring_data_lag() - how far the block of record @seq lies behind the
+ * data head, in bytes; UINT64_MAX if the descriptor no longer (or not
+ * yet) names @seq with a block: overwritten, or reserved without space.
+ * A hint for a writer deciding whether to hold back (relaxed loads: a
+ * stale answer only holds back one call early or late).  Any context.
+ */
+uint64_t pk__ring_data_lag(const struct pk_ring *ring, uint64_t seq);
+
+/*
  * pk__ring_floor() - the region's head as a lower bound: *@seq receives
  * seq_head and the return value is a timestamp that every record with a
  * seq >= *@seq has or exceeds (head_ts, loaded before seq_head: a record
