@@ -152,24 +152,6 @@ static void store_release(struct store *st)
 }
 
 /*
- * A large store kept in memory asks for huge pages before
- * pk__lanes_format() clears it (which faults every page in at pk_init(),
- * not inside the ring's first lap): a hint, ignored where transparent
- * huge pages are off.  The writers' TLB misses over a store sized to hold
- * a whole run cost ... (measured below in the note).
- */
-static void hugepage_hint(void *mem, size_t size)
-{
-#ifdef MADV_HUGEPAGE
-	if (size >= (2u << 20))
-		(void)madvise(mem, size, MADV_HUGEPAGE);
-#else
-	(void)mem;
-	(void)size;
-#endif
-}
-
-/*
  * Map @cfg's store into @st.  @fallback: if the file cannot be used, map
  * anonymous memory instead (its error in *@store_err).  Return: 0, or a
  * negative errno (without @fallback, the file's).
@@ -200,7 +182,6 @@ static int store_map(const struct pk_config *cfg, bool fallback, struct store *s
 		mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
 			return -errno;
-		hugepage_hint(mem, size);
 		pk__lanes_format(mem, n, lane_l2, 0);
 	}
 	st->mem = mem;
