@@ -230,8 +230,10 @@ static void lost_child(void)
  * A printable record stored while the printer is slow at the record
  * before it, then a flood of long filtered records: the flood's writers
  * hold back while the console's next record is a quarter of the data
- * ring behind, whatever the lag limit in records says (32 records of 500
- * bytes fill a 16 KiB store).  When writers left a console owned by
+ * ring behind, even under twice the lag limit in records (16 records of
+ * 500 bytes fill the 8 KiB data ring of a 16 KiB store).  Records so
+ * long that the limit itself (8 at least) fills the ring are beyond
+ * this: the lag limit counts records.  When writers left a console owned by
  * someone else alone up to twice the limit, the record was overwritten
  * and counted dropped, in every mode.
  */

@@ -45,8 +45,8 @@
  * itself under each lagging console's ownership, has a record to print
  * printed (or its printer woken), and holds back, bounded, while a console
  * twice that far behind (or its next record a quarter of the data ring
- * behind the head) moves under someone else's ownership (help_skip()).  So the flood's producers pay for
- * it, as every caller of Linux's printk() takes part in console_unlock(),
+ * behind the head) moves under someone else's ownership (help_skip()).
+ * So the flood's producers pay for it, as every caller of Linux's printk() takes part in console_unlock(),
  * and a printable record behind a filtered flood is printed in
  * milliseconds instead of waiting for (or being overwritten before) the
  * one thread that prints, at its share of the CPU.  The holder passes over
@@ -1478,6 +1478,14 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 			pk__own_release(&c->own, tid);
 			if (pk__con_pending(c))
 				nudge(c, tid);
+		} else if (pk__own_owner(&c->own) == tid) {
+			/*
+			 * Owned by the code this signal handler interrupted
+			 * (a helper's batch, a holder at a record): it cannot
+			 * move until the handler returns, so waiting only
+			 * stalled the handler HELP_STALL_NS.
+			 */
+			return;
 		} else if (seq - pos < 2 * limit &&
 			   pk__ring_data_lag(pk__lane(lane), pos) < pk__lane(lane)->data_size / 4) {
 			/*
