@@ -547,14 +547,23 @@ static void test_early_overflow_counted(void **state)
 #define SHRINK_THREADS	8
 #define SHRINK_LINES	1000
 
+/*
+ * A call may lose its record to an overrun while it writes it (-ENOBUFS:
+ * the writer was preempted mid-record while the others went round its
+ * lane, seen once under ThreadSanitizer on a loaded machine); the record
+ * is then counted dropped like any other, which the sum below checks.
+ * Any other error fails.
+ */
 static void *shrink_writer(void *arg)
 {
 	unsigned w = (unsigned)(uintptr_t)arg, i;
 	char text[96];
+	int ret;
 
 	for (i = 0; i < SHRINK_LINES; i++) {
 		tu_make_text(text, sizeof(text), w, i, (w * 7 + i) % 40);
-		TU_CHECK(pk_info("%s\n", text) >= 0);
+		ret = pk_info("%s\n", text);
+		TU_CHECK(ret >= 0 || ret == -ENOBUFS);
 	}
 	return NULL;
 }
