@@ -305,8 +305,16 @@ static void slow_child_one(enum pk_mode mode, unsigned k)
 	if (mode == PK_MODE_THREAD) {
 		TU_CHECK(pk_printk(PK_ERR, "E1-must-print\n") > 0);
 	} else {
+		struct pk_stats ps;
+
+		/* E1's caller waits for the console: the flood starts once E1 is stored. */
 		TU_CHECK(pthread_create(&b, NULL, slow_e1_thread, NULL) == 0);
-		usleep(1000);
+		for (t0 = tu_now_ns();; usleep(100)) {
+			TU_CHECK(pk_stats_get(&ps) == 0);
+			if (ps.stored >= 2)
+				break;
+			TU_CHECK(tu_now_ns() - t0 < 30 * 1000000000ull);
+		}
 	}
 	for (i = 0; i < slow_cases[k].n; i++)
 		TU_CHECK(pk_printk(PK_DEBUG, "f%d %s\n", i, pad) > 0);
