@@ -563,6 +563,9 @@ static void *shrink_writer(void *arg)
 	for (i = 0; i < SHRINK_LINES; i++) {
 		tu_make_text(text, sizeof(text), w, i, (w * 7 + i) % 40);
 		ret = pk_info("%s\n", text);
+		if (ret < 0 && ret != -ENOBUFS)
+			fprintf(stderr, "writer %u line %u: pk_info() returned %d (%s)\n", w, i, ret,
+				strerror(-ret));
 		TU_CHECK(ret >= 0 || ret == -ENOBUFS);
 	}
 	return NULL;
