@@ -366,6 +366,9 @@ static void run_child(void (*child)(void), const char *name)
 	pid = tu_fork();
 	assert_true(pid >= 0);
 	if (!pid) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
 		child();
 		_exit(0);
 	}
@@ -380,24 +383,17 @@ static void test_filtered_lost_counted(void **state)
 	run_child(lost_child, "lost filtered");
 }
 
+static enum pk_mode flood_mode;
+
+static void flood_mode_child(void)
+{
+	flood_child(flood_mode);
+}
+
 static void run_mode(enum pk_mode mode, const char *name)
 {
-	int status = 0;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = tu_fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		struct rlimit no_core = { 0, 0 };
-
-		setrlimit(RLIMIT_CORE, &no_core);
-		flood_child(mode);
-		_exit(0);
-	}
-	tu_waitpid(pid, &status, CHILD_MS, name);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("%s: child status 0x%x", name, status);
+	flood_mode = mode;
+	run_child(flood_mode_child, name);
 }
 
 static void test_error_behind_flood_handoff(void **state)
