@@ -46,14 +46,15 @@
  * printed (or its printer woken), and holds back, bounded, while a console
  * twice that far behind (or its next record a quarter of the data ring
  * behind the head) moves under someone else's ownership (help_skip()).
- * So the flood's producers pay for it, as every caller of Linux's printk() takes part in console_unlock(),
- * and a printable record behind a filtered flood is printed in
- * milliseconds instead of waiting for (or being overwritten before) the
- * one thread that prints, at its share of the CPU.  The holder passes over
- * filtered records without handing over to a waiter in between (Linux
- * hands over only around a printed record).  The rescue thread (handoff and legacy) retries a
- * stall until the store gives up on an abandoned record, and takes over
- * what a bounded stint (pk_flush, exit, a recursing console) left.
+ * So the flood's producers pay for it, as every caller of Linux's
+ * printk() takes part in console_unlock(), and a printable record behind
+ * a filtered flood is printed in milliseconds instead of waiting for (or
+ * being overwritten before) the one thread that prints, at its share of
+ * the CPU.  The holder passes over filtered records without handing over
+ * to a waiter in between (Linux hands over only around a printed record).
+ * The rescue thread (handoff and legacy) retries a stall until the store
+ * gives up on an abandoned record, and takes over what a bounded stint
+ * (pk_flush, exit, a recursing console) left.
  *
  * MEMORY ORDERING
  *   fl:A  A caller commits its record (seq_cst, ringbuf write:E) and then
