@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "printk/console.h"
@@ -280,6 +282,63 @@ static bool sigpipe_pending(void)
  * pending, and one that was pending before (not ours) is left alone.  A
  * FIFO with no reader at all is refused when the console is made.
  */
+/*
+ * A console's write() that forks: the child's only thread returns from
+ * write() and releases the pin it held at the fork, which must leave the
+ * slot's count at zero in the child (it used to be zeroed at the fork, and
+ * the release wrapped it: the child's unregister waited 5 s and gave the
+ * console up, -EBUSY, and the next pin in that group brought the count
+ * back to zero under a user).
+ */
+static _Atomic pid_t forked_child;
+static _Atomic int forked_once;
+
+static long forking_write(void *ctx, const char *buf, size_t len)
+{
+	pid_t pid;
+
+	(void)ctx;
+	(void)buf;
+	if (atomic_exchange(&forked_once, 1))
+		return (long)len;
+	pid = tu_fork();
+	if (pid > 0)
+		atomic_store(&forked_child, pid);
+	return (long)len;
+}
+
+static const struct pk_console_ops forking_ops = { .name = "forking", .write = forking_write };
+
+static void test_fork_inside_write(void **state)
+{
+	pid_t parent = getpid(), pid;
+	struct pk_console *con;
+	struct timespec t0, t1;
+	int status, rc;
+
+	(void)state;
+	assert_int_equal(init_mode(PK_MODE_LEGACY, 256 << 10), 0);
+	con = pk_console_register(&forking_ops, NULL, -1);
+	assert_non_null(con);
+	pk_info("the record whose write() forks\n");
+	pk_flush(5000);
+	if (getpid() != parent) {
+		/* The child: its thread came back out of write() and pk_info(). */
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = pk_console_unregister(con);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		_exit(rc == 0 && t1.tv_sec - t0.tv_sec < 2 ? 0 : rc == -EBUSY ? 2 : 3);
+	}
+	pid = atomic_load(&forked_child);
+	assert_true(pid > 0);
+	assert_int_equal(tu_waitpid(pid, &status, 30000, "fork inside write"), pid);
+	assert_true(WIFEXITED(status));
+	print_message("child's unregister: exit %d (0: done at once, 2: -EBUSY)\n",
+		      WEXITSTATUS(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(pk_console_unregister(con), 0);
+}
+
 static void test_reader_gone(void **state)
 {
 	char *fifo = tu_tmp_path("fifo");
@@ -468,6 +527,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_drop_notice, teardown),
 		cmocka_unit_test_teardown(test_file_fd_throttle_drivers, teardown),
 		cmocka_unit_test_teardown(test_write_errors, teardown),
+		cmocka_unit_test_teardown(test_fork_inside_write, teardown),
 		cmocka_unit_test_teardown(test_reader_gone, teardown),
 		cmocka_unit_test_teardown(test_library_threads_take_no_signals, teardown),
 		cmocka_unit_test_teardown(test_spec, teardown),

@@ -5,14 +5,33 @@
  *
  * REGISTRY
  *
- * A fixed array of slots, each a console pointer and a count of users.  A
- * user (a printer, possibly in a signal handler) increments the slot's
- * count, then loads the pointer; pk_console_unregister() replaces the
- * pointer with DRAINING, then waits for the count to drop to zero before it
- * frees the console.  Both sides use seq_cst (reg:A, reg:B): either the
- * user sees DRAINING and backs off, or the unregisterer sees the user's
- * count and waits for it.  Register and unregister serialize on a mutex;
- * users never take it.
+ * A fixed array of slots, each a console pointer, and counts of users.  A
+ * user (a printer, possibly in a signal handler) increments its count for
+ * the slot, then loads the pointer; pk_console_unregister() replaces the
+ * pointer with DRAINING, then waits for every count of the slot to drop to
+ * zero before it frees the console.  Both sides use seq_cst (reg:A,
+ * reg:B): either the user sees DRAINING and backs off, or the
+ * unregisterer sees the user's count and waits for it.  Register and
+ * unregister serialize on a mutex; users never take it.
+ *
+ * The counts come in PIN_GROUPS groups, a thread's by its tid (chosen on
+ * its first pin and kept, so that a pin and its release use one count),
+ * each group's counts for all slots on one line of their own.  One count
+ * per slot, shared by every thread, was a line that two writers passing
+ * over filtered records on two CPUs took from each other at every batch
+ * (two locked instructions a console).  pk__con_slots() says which slots
+ * hold a console (or one draining), so that a pass over the consoles loads
+ * one word, not sixteen slots.
+ *
+ * A thread counts its own pins of each slot in pk__self.pin_depth,
+ * raised before its group's count and lowered after it, so that a fork
+ * child, whose only thread is the one that forked (perhaps from inside a
+ * console's write(), pinned), starts with that thread's pins counted
+ * (pk__con_atfork_child()): zero, its own release would wrap the count,
+ * and the next pin in the group would bring it back to zero while the
+ * console is in use.  A signal between the two steps makes a fork in its
+ * handler count one pin too many, which only makes an unregister in the
+ * child give the console up (-EBUSY), never free it under a user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,12 +46,21 @@
 #define LMM(label)
 #define DRAINING ((struct pk_console *)1)
 
+#define PIN_GROUPS	16
+
 struct slot {
 	_Atomic(struct pk_console *) con;
-	_Atomic uint32_t users;
 };
 
 static struct slot slots[PK_MAX_CONSOLES];
+/* 128 bytes apart: CPUs fetch lines in aligned pairs (as gate.c's counters). */
+static struct pin_group {
+	_Alignas(128) _Atomic uint32_t users[PK_MAX_CONSOLES];
+} pins[PIN_GROUPS];
+struct pk__con_slot_word pk__con_slot_word;	/* read on every call: a line of its own */
+_Static_assert(PK_MAX_CONSOLES <= 32, "a slot's bit in pk__con_slots()");
+_Static_assert(PK_MAX_CONSOLES <= sizeof(pk__self.pin_depth) / sizeof(pk__self.pin_depth[0]),
+	       "a thread's pins of every slot");
 static _Atomic int nr_consoles;
 static _Atomic int max_loglevel;
 /* pk_set_loglevel(): the loglevel of consoles that follow the global one. */
@@ -53,8 +81,21 @@ void pk__con_set_hooks(const struct pk__con_hooks *h)
 	hooks = h;
 }
 
+/* This thread's pin group, chosen by tid on its first pin and kept (also in a fork child). */
+static inline struct pin_group *my_pins(void)
+{
+	unsigned g = pk__self.pin_idx;
+
+	if (__builtin_expect(!g, 0)) {
+		g = pk__tid() % PIN_GROUPS + 1;
+		pk__self.pin_idx = g;
+	}
+	return &pins[g - 1];
+}
+
 struct pk_console *pk__con_get(int i)
 {
+	struct pin_group *p;
 	struct pk_console *c;
 
 	/*
@@ -64,11 +105,16 @@ struct pk_console *pk__con_get(int i)
 	 */
 	if (!atomic_load_explicit(&slots[i].con, memory_order_relaxed))
 		return NULL;
+	p = my_pins();
+	*(volatile uint16_t *)&pk__self.pin_depth[i] = pk__self.pin_depth[i] + 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	/* LMM(reg:A) */
-	atomic_fetch_add_explicit(&slots[i].users, 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&p->users[i], 1, memory_order_seq_cst);
 	c = atomic_load_explicit(&slots[i].con, memory_order_seq_cst);
 	if (!c || c == DRAINING) {
-		atomic_fetch_sub_explicit(&slots[i].users, 1, memory_order_release);
+		atomic_fetch_sub_explicit(&p->users[i], 1, memory_order_release);
+		atomic_signal_fence(memory_order_seq_cst);
+		*(volatile uint16_t *)&pk__self.pin_depth[i] = pk__self.pin_depth[i] - 1;
 		return NULL;
 	}
 	return c;
@@ -76,7 +122,20 @@ struct pk_console *pk__con_get(int i)
 
 void pk__con_put(int i)
 {
-	atomic_fetch_sub_explicit(&slots[i].users, 1, memory_order_release);
+	atomic_fetch_sub_explicit(&my_pins()->users[i], 1, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	*(volatile uint16_t *)&pk__self.pin_depth[i] = pk__self.pin_depth[i] - 1;
+}
+
+/* Does anyone pin slot @i (reg:B)? */
+static bool slot_pinned(int i)
+{
+	unsigned g;
+
+	for (g = 0; g < PIN_GROUPS; g++)
+		if (atomic_load_explicit(&pins[g].users[i], memory_order_seq_cst))
+			return true;
+	return false;
 }
 
 int pk__con_count(void)
@@ -188,8 +247,8 @@ static void publish_all(struct pk_console *c, memory_order mo)
 	unsigned i;
 
 	for (i = 0; i < PK_LANES_MAX; i++) {
-		atomic_store_explicit(&c->undecided[i], UINT64_MAX, memory_order_relaxed);
-		atomic_store_explicit(&c->next_seq[i], i < c->pos.n ? c->pos.l[i].expect : 0,
+		atomic_store_explicit(&c->lp[i].undecided, UINT64_MAX, memory_order_relaxed);
+		atomic_store_explicit(&c->lp[i].next_seq, i < c->pos.n ? c->pos.l[i].expect : 0,
 				      mo);
 	}
 }
@@ -199,14 +258,19 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 					  bool config)
 {
 	struct pk_console *c;
+	void *mem;
 	int i, cancel;
 
 	if (!ops || !ops->write || loglevel > 8) {
 		errno = EINVAL;
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
+	/* Aligned as its ownership line asks (malloc() gives 16 bytes). */
+	c = NULL;
+	if (!posix_memalign(&mem, _Alignof(struct pk_console), sizeof(*c)))
+		c = mem;
 	if (c) {
+		memset(c, 0, sizeof(*c));
 		c->name = strdup(name ? name : ops->name ? ops->name : "console");
 		c->recs = calloc(PK_LANES_MAX, sizeof(*c->recs));
 	}
@@ -292,6 +356,12 @@ struct pk_console *pk__con_register_named(const struct pk_console_ops *ops, void
 		errno = EAGAIN;
 		return NULL;
 	}
+	/*
+	 * The bit first: a pass over the slots that sees the console must
+	 * not miss it (a holder's stall at its position, cleared by a helper
+	 * that did not see it).
+	 */
+	atomic_fetch_or_explicit(&pk__con_slot_word.mask, 1u << i, memory_order_relaxed);
 	atomic_store_explicit(&slots[i].con, c, memory_order_seq_cst);
 	atomic_fetch_add_explicit(&nr_consoles, 1, memory_order_relaxed);
 	pk__con_update_max_loglevel();
@@ -385,7 +455,7 @@ static int unregister_slot_at(int i, struct handover *last)
 		}
 		return abandon(c);	/* its printer is stuck inside write() */
 	}
-	for (waited = 0; atomic_load_explicit(&slots[i].users, memory_order_seq_cst); waited++) {
+	for (waited = 0; slot_pinned(i); waited++) {
 		if (waited == 5000) {
 			if (last) {
 				memset(last, 0, sizeof(*last));
@@ -407,6 +477,7 @@ static int unregister_slot_at(int i, struct handover *last)
 		}
 	}
 	atomic_store_explicit(&slots[i].con, NULL, memory_order_release);
+	atomic_fetch_and_explicit(&pk__con_slot_word.mask, ~(1u << i), memory_order_relaxed);
 	pk__con_update_max_loglevel();
 	if (c->ops->release)
 		c->ops->release(c->ctx);
@@ -530,7 +601,7 @@ void pk__con_rebase(void (*map)(const struct pk__spos *old, struct pk__spos *now
 			continue;
 		/* The old store's lanes (pk__st moved to the new one after the copy). */
 		for (l = 0; l < PK_LANES_MAX; l++)
-			old.s[l] = atomic_load_explicit(&c->next_seq[l], memory_order_acquire);
+			old.s[l] = atomic_load_explicit(&c->lp[l].next_seq, memory_order_acquire);
 		map(&old, &now, arg, carry, has_carry);
 		/*
 		 * A count an earlier switch left that the console has not
@@ -588,7 +659,7 @@ void pk__con_next(struct pk_console *c, struct pk__spos *out)
 	unsigned l;
 
 	for (l = 0; l < PK_LANES_MAX; l++)
-		out->s[l] = atomic_load_explicit(&c->next_seq[l], memory_order_acquire);
+		out->s[l] = atomic_load_explicit(&c->lp[l].next_seq, memory_order_acquire);
 }
 
 uint64_t pk__con_progress(struct pk_console *c)
@@ -597,7 +668,7 @@ uint64_t pk__con_progress(struct pk_console *c)
 	unsigned l;
 
 	for (l = 0; l < pk__st.lanes.n; l++)
-		sum += atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+		sum += atomic_load_explicit(&c->lp[l].next_seq, memory_order_relaxed);
 	return sum;
 }
 
@@ -763,12 +834,14 @@ int pk_console_stats_get(struct pk_console *con, struct pk_console_stats *st)
 	st->name = con->name;
 	/* Summed over the lanes, as pk_stats_get()'s next_seq. */
 	for (unsigned l = 0; l < pk__st.lanes.n; l++)
-		st->next_seq += atomic_load_explicit(&con->next_seq[l], memory_order_acquire);
+		st->next_seq += atomic_load_explicit(&con->lp[l].next_seq, memory_order_acquire);
 	st->records = atomic_load_explicit(&con->records, memory_order_relaxed);
 	st->notices = atomic_load_explicit(&con->notices, memory_order_relaxed);
 	st->bytes = atomic_load_explicit(&con->bytes, memory_order_relaxed);
 	st->dropped = atomic_load_explicit(&con->dropped, memory_order_relaxed);
 	st->skipped = atomic_load_explicit(&con->skipped, memory_order_relaxed);
+	for (unsigned l = 0; l < PK_LANES_MAX; l++)
+		st->skipped += atomic_load_explicit(&con->lp[l].skipped, memory_order_relaxed);
 	st->write_errors = atomic_load_explicit(&con->write_errors, memory_order_relaxed);
 	st->busy_ns = atomic_load_explicit(&con->busy_ns, memory_order_relaxed);
 	st->unattributed = atomic_load_explicit(&con->unattributed, memory_order_relaxed);
@@ -868,7 +941,7 @@ static void take_carry(struct pk__con_lane *l, int max_level)
  */
 static bool undecided_ready(struct pk_console *c, unsigned lane, uint64_t below)
 {
-	uint64_t u = atomic_load_explicit(&c->undecided[lane], memory_order_relaxed);
+	uint64_t u = atomic_load_explicit(&c->lp[lane].undecided, memory_order_relaxed);
 
 	return u < below && pk__ring_claimed(pk__lane(lane), u);
 }
@@ -878,8 +951,8 @@ bool pk__con_pending(struct pk_console *c)
 	unsigned i;
 
 	for (i = 0; i < pk__st.lanes.n; i++)
-		if (pk__ring_readable(pk__lane(i),
-				      atomic_load_explicit(&c->next_seq[i], memory_order_acquire)) ||
+		if (pk__ring_readable(pk__lane(i), atomic_load_explicit(&c->lp[i].next_seq,
+									memory_order_acquire)) ||
 		    undecided_ready(c, i, UINT64_MAX))
 			return true;
 	return false;
@@ -892,7 +965,7 @@ bool pk__con_behind(struct pk_console *c, const struct pk__spos *target)
 
 	for (i = 0; i < pk__st.lanes.n; i++) {
 		t = target ? target->s[i] : pk__ring_next_seq(pk__lane(i));
-		if (atomic_load_explicit(&c->next_seq[i], memory_order_acquire) < t ||
+		if (atomic_load_explicit(&c->lp[i].next_seq, memory_order_acquire) < t ||
 		    undecided_ready(c, i, t))
 			return true;
 	}
@@ -902,7 +975,7 @@ bool pk__con_behind(struct pk_console *c, const struct pk__spos *target)
 bool pk__con_behind_seq(struct pk_console *c, unsigned lane, uint64_t seq)
 {
 	return lane < pk__st.lanes.n &&
-	       (atomic_load_explicit(&c->next_seq[lane], memory_order_acquire) <= seq ||
+	       (atomic_load_explicit(&c->lp[lane].next_seq, memory_order_acquire) <= seq ||
 		undecided_ready(c, lane, seq + 1));
 }
 
@@ -919,12 +992,22 @@ static void publish(struct pk_console *c, struct pk__con_pos *pos)
 
 	for (i = 0; i < pos->n; i++) {
 		if (pos == &c->pos) {
-			atomic_store_explicit(&c->next_seq[i], pos->l[i].expect, memory_order_release);
+			/*
+			 * The owner's position: a lane that did not move is not
+			 * stored (the release that stored this value covers
+			 * what led to it), so that writers passing over
+			 * filtered records on two lanes each write only their
+			 * own lane's line.
+			 */
+			if (atomic_load_explicit(&c->lp[i].next_seq, memory_order_relaxed) !=
+			    pos->l[i].expect)
+				atomic_store_explicit(&c->lp[i].next_seq, pos->l[i].expect,
+						      memory_order_release);
 			continue;
 		}
-		cur = atomic_load_explicit(&c->next_seq[i], memory_order_relaxed);
+		cur = atomic_load_explicit(&c->lp[i].next_seq, memory_order_relaxed);
 		while (cur < pos->l[i].expect &&
-		       !atomic_compare_exchange_weak_explicit(&c->next_seq[i], &cur,
+		       !atomic_compare_exchange_weak_explicit(&c->lp[i].next_seq, &cur,
 							      pos->l[i].expect,
 							      memory_order_release,
 							      memory_order_relaxed))
@@ -997,9 +1080,13 @@ static int fill_lane(struct pk_console *c, struct pk__con_pos *pos, unsigned i,
 	if (ml->have)
 		return 1;
 	ret = pk__lanes_fill(&pos->mr, i, f, skipped, NULL, &l->lost);
-	if (pos == &c->pos)
-		atomic_store_explicit(&c->undecided[i], pk__ring_undecided(&ml->rd),
-				      memory_order_relaxed);
+	if (pos == &c->pos) {
+		uint64_t u = pk__ring_undecided(&ml->rd);
+
+		/* The owner's: stored only if it changed, as publish() does. */
+		if (atomic_load_explicit(&c->lp[i].undecided, memory_order_relaxed) != u)
+			atomic_store_explicit(&c->lp[i].undecided, u, memory_order_relaxed);
+	}
 	if (l->counted_to < from)
 		pk__ring_lost_counted(ml->rd.ring, f, l->counted_to, from, &l->lost);
 	l->counted_to = ret == 1 ? pos->mr.buf[i].seq + 1 : ml->rd.next;
@@ -1176,7 +1263,8 @@ bool pk__con_skip_filtered(struct pk_console *c, unsigned lane, uint32_t tid)
 		moved = true;
 	}
 	if (skipped)
-		atomic_fetch_add_explicit(&c->skipped, skipped, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->lp[lane == PK__ALL_LANES ? 0 : lane].skipped, skipped,
+					  memory_order_relaxed);
 	if (!moved || !still_ours(c, tid))
 		return false;
 	publish(c, &c->pos);
@@ -1357,7 +1445,14 @@ void pk__con_atfork_child(const struct pk__spos *head)
 	pthread_mutex_init(&reg_lock, NULL);
 	pk__file_atfork_child();
 	for (i = 0; i < PK_MAX_CONSOLES; i++) {
-		atomic_store_explicit(&slots[i].users, 0, memory_order_relaxed);
+		unsigned g;
+
+		/* The other threads are gone: only this one's pins remain. */
+		for (g = 0; g < PIN_GROUPS; g++)
+			atomic_store_explicit(&pins[g].users[i], 0, memory_order_relaxed);
+		if (pk__self.pin_idx)
+			atomic_store_explicit(&pins[pk__self.pin_idx - 1].users[i],
+					      pk__self.pin_depth[i], memory_order_relaxed);
 		c = atomic_load_explicit(&slots[i].con, memory_order_relaxed);
 		if (c && c != DRAINING) {
 			if (oo)

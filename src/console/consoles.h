@@ -66,7 +66,12 @@ struct pk_console {
 	bool color;			/* PK_FMT_F_COLOR at registration: kept by set_format */
 	_Atomic int loglevel;		/* < 0: the global console_loglevel */
 	_Atomic unsigned fmt;
-	struct pk__conown own;
+	/*
+	 * On a line of its own: taken and released by whoever prints or
+	 * passes over records, while the fields above are read by all.
+	 */
+	_Alignas(64) struct pk__conown own;
+	char own_pad[64 - sizeof(struct pk__conown)];
 
 	/* Owner only (whoever holds @own). */
 	struct pk__con_pos pos;
@@ -74,11 +79,18 @@ struct pk_console {
 	char buf[PK_FORMAT_MAX];
 
 	/* Read by anyone. */
-	_Atomic uint64_t next_seq[PK_LANES_MAX];	/* mirrors pos.l[lane].expect */
+	/*
+	 * A line per lane: two writers passing over filtered records in two
+	 * lanes (pk__con_skip_filtered()) each write only their own.
+	 */
+	struct pk__con_lanepub {
+		_Alignas(64) _Atomic uint64_t next_seq;	/* mirrors pos.l[lane].expect */
+		_Atomic uint64_t skipped;	/* passed over by pk__con_skip_filtered() */
+		/* pk__ring_undecided() of the lane's reader, UINT64_MAX: none */
+		_Atomic uint64_t undecided;
+	} lp[PK_LANES_MAX];
 	_Atomic uint64_t records, notices, bytes, dropped, skipped, write_errors, busy_ns;
 	_Atomic uint64_t unattributed;	/* of dropped: owner or level unknown */
-	/* pk__ring_undecided() of each lane's reader, UINT64_MAX: none */
-	_Atomic uint64_t undecided[PK_LANES_MAX];
 
 	/*
 	 * Module filter (pk_console_set_modules(), console.c "MODULE
@@ -102,6 +114,25 @@ struct pk__con_scratch {
 struct pk_console *pk__con_get(int slot);
 void pk__con_put(int slot);
 int pk__con_count(void);
+
+/*
+ * The slots that hold a console (or one being unregistered), bit i for
+ * slot i: a superset of those pk__con_get() returns a console for (a
+ * slot's bit is set before its console is stored, cleared after it is
+ * gone).
+ */
+extern struct pk__con_slot_word {
+	_Alignas(64) _Atomic uint32_t mask;
+	char pad[60];
+} pk__con_slot_word;
+
+static inline uint32_t pk__con_slots(void)
+{
+	return atomic_load_explicit(&pk__con_slot_word.mask, memory_order_relaxed);
+}
+
+/* For each slot @i in @m (a copy of pk__con_slots() it consumes). */
+#define pk__con_each_slot(i, m) for (; (m) && ((i) = __builtin_ctz(m), 1); (m) &= (m) - 1)
 
 /* Register without the init check (used while initialising). */
 struct pk_console *pk__con_register(const struct pk_console_ops *ops, void *ctx, int loglevel,

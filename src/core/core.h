@@ -75,6 +75,8 @@ struct pk__thread {
 	int gate_slot;		/* its gate slot + 1, 0 none yet, -1 none to be had */
 	uint32_t gate_slot_gen;	/* pk__g.fork_gen when gate_slot was set */
 	unsigned gate_idx;	/* its shared counter + 1, 0 not chosen yet (gate_idx()) */
+	unsigned pin_idx;	/* its console pin group + 1, 0 not chosen yet (console.c) */
+	uint16_t pin_depth[16];	/* its pins of each console slot (console.c) */
 	bool early_stored;	/* stored into the early store (pk__early_settle) */
 	uint64_t early_seq;	/* the last of those */
 };

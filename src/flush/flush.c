@@ -365,10 +365,13 @@ static void wake_printer(struct printer *p)
 static uint64_t each_console(uint64_t (*fn)(struct pk_console *c, uint64_t arg), uint64_t arg)
 {
 	struct pk_console *c;
+	uint32_t m = pk__con_slots();
 	uint64_t ret = 0;
 	int i;
 
-	for (i = 0; i < PK_MAX_CONSOLES && !ret; i++) {
+	pk__con_each_slot(i, m) {
+		if (ret)
+			break;
 		c = pk__con_get(i);
 		if (!c)
 			continue;
@@ -421,7 +424,7 @@ static uint64_t con_before_printable(struct pk_console *c, uint64_t arg)
 	(void)arg;
 	for (l = 0; l < c->pos.n && l < pk__st.lanes.n; l++)
 		/* LMM(fl:J) */
-		if (atomic_load_explicit(&c->next_seq[l], memory_order_seq_cst) <
+		if (atomic_load_explicit(&c->lp[l].next_seq, memory_order_seq_cst) <
 		    atomic_load_explicit(&F.ln[l].print_hi, memory_order_seq_cst))
 			return 1;
 	return 0;
@@ -464,16 +467,17 @@ static void slowest(struct pk__spos *min)
 	struct pk_console *c;
 	uint64_t v;
 	unsigned l;
+	uint32_t m = pk__con_slots();
 	int i;
 
 	for (l = 0; l < PK_LANES_MAX; l++)
 		min->s[l] = UINT64_MAX;
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+	pk__con_each_slot(i, m) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
 		for (l = 0; l < pk__st.lanes.n; l++) {
-			v = atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+			v = atomic_load_explicit(&c->lp[l].next_seq, memory_order_relaxed);
 			if (v < min->s[l])
 				min->s[l] = v;
 		}
@@ -630,7 +634,7 @@ again:
 				 */
 				for (l = 0; l < pk__st.lanes.n; l++) {
 					head = pk__ring_next_seq(pk__lane(l));
-					pos = atomic_load_explicit(&c->next_seq[l],
+					pos = atomic_load_explicit(&c->lp[l].next_seq,
 								   memory_order_relaxed);
 					if (pos < head && pos < stalled.s[l]) {
 						stalled.s[l] = pos;
@@ -760,7 +764,7 @@ static unsigned reap_consoles(uint32_t dead, uint32_t tid)
 			for (l = 0; l < pk__st.lanes.n; l++) {
 				c->pos.l[l].carry = keep[l].carry;
 				c->pos.l[l].has_carry = keep[l].has_carry;
-				atomic_store_explicit(&c->undecided[l], UINT64_MAX,
+				atomic_store_explicit(&c->lp[l].undecided, UINT64_MAX,
 						      memory_order_relaxed);
 			}
 			pk__own_release(&c->own, tid);
@@ -1458,7 +1462,7 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 	unsigned batches = 0;
 
 	for (;;) {
-		pos = atomic_load_explicit(&c->next_seq[lane], memory_order_relaxed);
+		pos = atomic_load_explicit(&c->lp[lane].next_seq, memory_order_relaxed);
 		/* LMM(fl:E) */
 		limit = atomic_load_explicit(&F.lag_limit, memory_order_relaxed);
 		if (pos >= seq || batches >= HELP_BATCHES || seq - pos < limit / 2 ||
@@ -1523,15 +1527,16 @@ static void help_one(struct pk_console *c, unsigned lane, uint64_t seq, uint32_t
 static void help_skip(unsigned lane, uint64_t seq, uint32_t tid)
 {
 	uint64_t min = UINT64_MAX, v;
+	uint32_t m = pk__con_slots();
 	struct pk_console *c;
 	int i;
 
-	for (i = 0; i < PK_MAX_CONSOLES; i++) {
+	pk__con_each_slot(i, m) {
 		c = pk__con_get(i);
 		if (!c)
 			continue;
 		help_one(c, lane, seq, tid);
-		v = atomic_load_explicit(&c->next_seq[lane], memory_order_relaxed);
+		v = atomic_load_explicit(&c->lp[lane].next_seq, memory_order_relaxed);
 		if (v < min)
 			min = v;
 		pk__con_put(i);
@@ -1723,7 +1728,7 @@ static uint64_t behind_by(struct pk_console *c, const struct pk__spos *target)
 	unsigned l;
 
 	for (l = 0; l < pk__st.lanes.n; l++) {
-		pos = atomic_load_explicit(&c->next_seq[l], memory_order_relaxed);
+		pos = atomic_load_explicit(&c->lp[l].next_seq, memory_order_relaxed);
 		if (pos < target->s[l])
 			n += target->s[l] - pos;
 	}
