@@ -963,6 +963,95 @@ static void own_lost_run(uint64_t first, bool two, uint64_t n, bool periodic, ui
 }
 
 /*
+ * OWN FILTERED SKIP (ringbuf.c): a filtered read passes over a seq the own
+ * table names at a rejected level at once, whatever its descriptor says
+ * (a writer held mid-record, overwritten), counted skipped once; a seq
+ * named at a level the filter passes, or not named, is read as before.
+ */
+static void test_own_filtered_skip(void **state)
+{
+	struct fixture *f = fx_new(13);
+	struct pk_ring a = f->ring;
+	struct pk_ring_filter flt = { .max_level = 4, .pid = 0, .own = true, .sole = true };
+	struct pk_ring_filter noown = flt;
+	struct pk_ring_lost lost = { 0, 0, 0 };
+	struct pk_ring_reader rd;
+	struct pk_ring_rec rec;
+	uint64_t w, seq, s_dbg, s_err, d, skipped = 0;
+
+	(void)state;
+	noown.own = false;
+	w = pk__ring_own_words(&a);
+	a.own = calloc(w, sizeof(uint64_t));
+	a.own_mask = w - 1;
+	assert_non_null(a.own);
+	/* A debug record whose writer is held before its commit. */
+	assert_int_equal(put_meta(&a, "debug, in progress", 7, 1, &s_dbg), 0);
+	d = atomic_load(pk__ring_desc(&a, s_dbg));
+	atomic_store(pk__ring_desc(&a, s_dbg), (d & ~7ull) | DS_RESERVED);
+	assert_int_equal(put_meta(&a, "an error after it", 3, 1, &s_err), 0);
+	assert_int_equal(s_err, s_dbg + 1);
+
+	/* Without the table the reader waits at the record in progress... */
+	pk__ring_reader_init(&rd, &a, false);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &noown, &skipped, &lost), 0);
+	assert_int_equal(rd.next, s_dbg);
+	assert_int_equal(skipped, 0);
+	/* ...with it, passes it over and reads the error behind it. */
+	pk__ring_reader_init(&rd, &a, false);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 1);
+	assert_int_equal(rec.seq, s_err);
+	assert_string_equal(rec.text, "an error after it");
+	assert_int_equal(skipped, 1);
+	assert_int_equal(lost.counted + lost.filtered + lost.unknown, 0);
+
+	/* A record the filter passes, held mid-record: waited for, not skipped. */
+	assert_int_equal(put_meta(&a, "warning, in progress", 2, 1, &seq), 0);
+	d = atomic_load(pk__ring_desc(&a, seq));
+	atomic_store(pk__ring_desc(&a, seq), (d & ~7ull) | DS_RESERVED);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(rd.next, seq);
+	assert_int_equal(skipped, 1);
+	atomic_store(pk__ring_desc(&a, seq), d);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 1);
+	assert_int_equal(rec.seq, seq);
+
+	/* A seq the table does not name (another process's): read as before. */
+	assert_int_equal(put_meta(&a, "debug, not noted", 7, 1, &seq), 0);
+	atomic_store(own_at(&a, seq), 0);
+	assert_int_equal(pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost), 0);
+	assert_int_equal(rd.next, seq + 1);
+	assert_int_equal(skipped, 2);	/* BLK_FILTERED, from its header */
+
+	/*
+	 * Debug records, most of them overwritten before the reader came:
+	 * each is skipped or counted lost->filtered (which a console adds to
+	 * its skipped) once.
+	 */
+	{
+		struct pk_ring_reader rd2;
+		struct pk_ring_lost lost2 = { 0, 0, 0 };
+		uint64_t first = rd.next, i, sk2 = 0, n = 3 * (a.desc_mask + 1);
+
+		for (i = 0; i < n; i++)
+			assert_int_equal(put_meta(&a, "debug flood", 7, 1, &seq), 0);
+		rd2 = rd;
+		while (pk__ring_read_filtered(&rd, &rec, &flt, &skipped, &lost) != 0)
+			;
+		assert_int_equal(rd.next, first + n);
+		assert_int_equal(lost.counted + lost.unknown, 0);
+		assert_int_equal(skipped - 2 + lost.filtered, n);
+		while (pk__ring_read_filtered(&rd2, &rec, &noown, &sk2, &lost2) != 0)
+			;
+		/* Without the table (no own counting): every lost seq counted. */
+		assert_int_equal(rd2.next, first + n);
+		assert_int_equal(sk2 + lost2.counted, n);
+	}
+	free(a.own);
+	fx_free(f);
+}
+
+/*
  * A fork child forgets the seqs its parent noted up to the fork
  * (pk__ring_own_forget): lost, they are another process's.
  */
@@ -2297,6 +2386,7 @@ int main(void)
 		cmocka_unit_test(test_skip_seq),
 		cmocka_unit_test(test_own_lost_counts),
 		cmocka_unit_test(test_own_forget),
+		cmocka_unit_test(test_own_filtered_skip),
 		cmocka_unit_test(test_own_forget_far),
 		cmocka_unit_test(test_note_window),
 		cmocka_unit_test(test_stall_limit_zero),

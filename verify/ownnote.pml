@@ -63,7 +63,9 @@
  * in which the look came before own:A (the writer's steps from own:A to
  * write:C touch nothing the reader has read).  The table has one word per
  * seq (W > every seq: the "newer seq of the class" case is not modelled);
- * levels are one (every record printable); block data, checksums and
+ * levels are two (LEVELS=1, the default: each record is printable or
+ * filtered, chosen when its seq is taken; LEVELS=0: all printable); block
+ * data, checksums and
  * torn reads are left out (the descriptor decides); OPEN records,
  * pk_cont and finalization are in finalize.pml.
  *
@@ -73,6 +75,16 @@
  * newer seq of its descriptor does.  The pass checks assert the promise
  * for every seq but those (lapwin[]); LAP_STRICT=1 asserts it for all.
  *
+ * The own filtered skip (OWNSKIP=1, the default; ringbuf.c "OWN FILTERED
+ * SKIP"): before it loads a seq's descriptor, the reader passes over a
+ * seq its table names at a filtered level, counted skipped, whatever the
+ * descriptor says (a writer still before its claim or commit).  A
+ * filtered record read whole is skipped too, and one lost is counted as
+ * lost->filtered, which a console adds to skipped: the checks below
+ * count it skipped.  The promise with levels: every record is printed
+ * (printable ones only), counted as dropped (printable ones) or skipped
+ * (filtered ones) once, or its call failed.
+ *
  * Mutants that must fail (verify/run_spin.sh):
  *   BUG=1  the reader passes a seq it gave up on, unclaimed and unnoted,
  *          as another process's at once (lost_one: not counted), the code
@@ -80,6 +92,8 @@
  *   BUG=2  the writer notes its seq after claiming the descriptor
  *          (own:A after write:C): a reader that gives up on it while
  *          RESERVED finds it claimed and unnoted
+ *   BUG=3  the own filtered skip ignores the level: a printable record
+ *          named by the table is skipped
  */
 #ifndef N
 #define N 2		/* descriptors */
@@ -105,6 +119,12 @@
 #ifndef LAP_STRICT
 #define LAP_STRICT 0
 #endif
+#ifndef LEVELS
+#define LEVELS 1
+#endif
+#ifndef OWNSKIP
+#define OWNSKIP 1
+#endif
 
 #define NS	(PW + FW + CW)	/* seqs taken in all */
 #define FREE	0
@@ -122,6 +142,8 @@ byte owner[NS];			/* view + 1 of the writer that took seq s, 0: none yet */
 bit failed[NS];			/* its pk__ring_write() returned -ENOBUFS */
 byte printed[2 * NS];		/* by view's console */
 byte counted[2 * NS];		/* by view's console, as dropped */
+byte skipped[2 * NS];		/* by view's console, as filtered */
+bit filt[NS];			/* seq s's record is filtered (its level, noted with it) */
 bit lapwin[2 * NS];		/* passed by a lap while its writer was before own:A */
 bit overflow[2];		/* the view's undecided list passed one on as unknown */
 bit forked = 0;
@@ -132,7 +154,15 @@ byte wdone[2];			/* writers of the view done */
 
 /* pk__ring_write() for view v. */
 inline ring_write(v) {
-	atomic { s = head; head++; owner[s] = v + 1 };		/* LMM(write:A) */
+	atomic {						/* LMM(write:A) */
+		s = head; head++; owner[s] = v + 1;
+#if LEVELS
+		if
+		:: filt[s] = 1
+		:: skip
+		fi
+#endif
+	};
 #if BUG != 2
 	own[v * NS + s] = 1;					/* LMM(own:A) */
 #endif
@@ -163,10 +193,14 @@ proctype writer(byte v; byte nrec) {
 	atomic { wdone[v]++ }
 }
 
-/* own_count() for one seq x: count it if the table names it. */
+/*
+ * own_count() for one seq x: count it if the table names it, as dropped
+ * or (filtered: lost->filtered) as skipped.
+ */
 inline own_count(v, x) {
 	if
-	:: own[v * NS + x] -> counted[v * NS + x]++
+	:: own[v * NS + x] && !filt[x] -> counted[v * NS + x]++
+	:: own[v * NS + x] && filt[x] -> skipped[v * NS + x]++
 	:: else -> skip
 	fi
 }
@@ -225,15 +259,28 @@ proctype console(byte v; byte r0; byte nwriters) {
 			od
 		   :: else -> skip
 		   fi;
+#if OWNSKIP
+		   /* own_filtered(): the table's word, one load */
+		   if
+#if BUG == 3
+		   :: own[v * NS + r] -> skipped[v * NS + r]++; r++; goto next
+#else
+		   :: own[v * NS + r] && filt[r] -> skipped[v * NS + r]++; r++; goto next
+#endif
+		   :: else -> skip
+		   fi;
+#endif
 		   d = dseq[r % N];		/* LMM(read:A) */
 		   if
 		   :: d > r ->			/* overwritten by a newer record */
 			own_count(v, r); r++	/* lost_one() */
 		   :: d == r && dst[r % N] == FIN ->
 			if
-			:: owner[r] == v + 1 ->
+			:: owner[r] == v + 1 && !filt[r] ->
 				atomic { printed[v * NS + r]++; r++ };
 				break		/* one record per read */
+			:: owner[r] == v + 1 && filt[r] ->
+				skipped[v * NS + r]++; r++	/* BLK_FILTERED */
 			:: else -> r++		/* another process's: filtered */
 			fi
 		   :: else ->			/* in progress */
@@ -266,7 +313,8 @@ proctype console(byte v; byte r0; byte nwriters) {
 #endif
 				r++
 			fi
-		   fi
+		   fi;
+next:		   skip
 		od;
 		atomic { h = 0; d = 0 }
 	:: wdone[v] == nwriters && r == head && n_und == 0 -> break
@@ -319,12 +367,17 @@ init {
 		:: owner[x] && (PCON || owner[x] == 2) ->
 			v = owner[x] - 1;
 #if LAP_STRICT
-			assert(printed[v * NS + x] + counted[v * NS + x] == 1 || failed[x]);
+			assert(printed[v * NS + x] + counted[v * NS + x] + skipped[v * NS + x] == 1 ||
+			       failed[x]);
 #else
-			assert(printed[v * NS + x] + counted[v * NS + x] == 1 || failed[x] ||
-			       lapwin[v * NS + x]);
+			assert(printed[v * NS + x] + counted[v * NS + x] + skipped[v * NS + x] == 1 ||
+			       failed[x] || lapwin[v * NS + x]);
 #endif
-			assert(printed[v * NS + x] + counted[v * NS + x] <= 1);
+			assert(printed[v * NS + x] + counted[v * NS + x] + skipped[v * NS + x] <= 1);
+			/* printed only if printable, skipped only if filtered */
+			assert(!printed[v * NS + x] || !filt[x]);
+			assert(!skipped[v * NS + x] || filt[x]);
+			assert(!counted[v * NS + x] || !filt[x] || overflow[v]);
 			/* the other view never counts it (unless its list overflowed) */
 			assert(counted[(1 - v) * NS + x] == 0 || overflow[1 - v] ||
 			       (1 - v == 1 && x < forkhead))

@@ -72,9 +72,11 @@ own_fork_n2|-DFW=0|pass|ownnote.pml
 own_fork_child3|-DPCON=0|pass|ownnote.pml
 own_fork_child3_und1|-DPCON=0 -DUND=1|pass|ownnote.pml
 own_lap_n1|-DFW=0 -DN=1|pass|ownnote.pml
-own_mutant_old_reader|-DFW=0 -DBUG=1|assertion violated ((((printed[|ownnote.pml
-own_mutant_note_after_claim|-DFW=0 -DBUG=2|assertion violated ((((printed[|ownnote.pml
-own_finding_lapped_window|-DFW=0 -DN=1 -DLAP_STRICT=1|assertion violated (((printed[|ownnote.pml
+own_mutant_old_reader|-DFW=0 -DBUG=1|assertion violated (((((printed[|ownnote.pml
+own_mutant_note_after_claim|-DFW=0 -DBUG=2|assertion violated (((((printed[|ownnote.pml
+own_finding_lapped_window|-DFW=0 -DN=1 -DLAP_STRICT=1|assertion violated ((((printed[|ownnote.pml
+own_noskip_n2|-DFW=0 -DOWNSKIP=0|pass|ownnote.pml
+own_mutant_skip_printable|-DFW=0 -DBUG=3|assertion violated ( !(skipped[|ownnote.pml
 dead_n2|-DNC=2|pass|deadowner.pml
 dead_mutant_no_takeover|-DBUG=1|assertion violated (next_seq==stored)|deadowner.pml
 dead_mutant_no_lookup|-DBUG=2|assertion violated ((starts[k]<=1)|deadowner.pml
