@@ -103,7 +103,8 @@
  * rejected ones, never an access outside the region.
  *
  * A record in progress (descriptor not yet claimed, RESERVED or OPEN) stops
- * a live reader: it returns "nothing now".  If the record stays in progress
+ * a live reader: it returns "nothing now" (a filtered read passes over one
+ * that its filter rejects: FILTERED READING, OWN FILTERED SKIP).  If the record stays in progress
  * for stall_limit_ns while later records exist, or falls more than N/2
  * behind seq_head, the reader gives up on it and moves on (counted as a
  * jump in seq).  A post-mortem reader (the writers are gone) skips RESERVED
@@ -1581,8 +1582,8 @@ static inline bool own_filtered(const struct pk_ring *ring, const struct pk_ring
 {
 	uint64_t e;
 
-	if (!ring->own)
-		return false;
+	if (!ring->own || f->max_level > 7)
+		return false;	/* no table, or a filter that passes every level */
 	e = atomic_load_explicit(own_at(ring, seq), memory_order_relaxed);
 	return e == own_word(seq, (unsigned)(e & 7u)) && (int)(e & 7u) >= f->max_level;
 }

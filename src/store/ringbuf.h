@@ -302,7 +302,9 @@ struct pk_ring_filter {
 	 * stores into the region: then they are ours too, e.g. a writer
 	 * interrupted between taking its seq and noting it).  A seq given
 	 * up on while unclaimed and unnoted is counted later, once its claim
-	 * shows whether this view took it (pk_ring_reader.undecided).
+	 * shows whether this view took it (pk_ring_reader.undecided).  true
+	 * also passes over, unread, a seq the table names at max_level or
+	 * above (ringbuf.c, OWN FILTERED SKIP).
 	 */
 	bool own;
 	bool sole;
@@ -404,8 +406,10 @@ int pk__ring_extend(struct pk_ring *ring, uint64_t seq, const char *text,
  * how an open line stored as a package becomes text when pk_cont() joins
  * it (record.c, pk__rec_open_unpack).  @xform returns 0, or a negative
  * errno to leave the record as it was (committed FINAL, and that errno
- * returned).  Context: as pk__ring_extend(); @xform must be
- * async-signal-safe.
+ * returned).  It must keep the record's level and pid: the own table
+ * noted the level when the seq was taken, and filtered readers rely on
+ * both (OWN FILTERED SKIP, FILTERED READING).  Context: as
+ * pk__ring_extend(); @xform must be async-signal-safe.
  */
 int pk__ring_extend_x(struct pk_ring *ring, uint64_t seq, const char *text, uint32_t len,
 		      bool open, uint32_t max, int (*xform)(struct pk_ring_rec *rec));
@@ -451,7 +455,10 @@ int pk__ring_read(struct pk_ring_reader *rd, struct pk_ring_rec *out);
  * passed over without copying their text: only the descriptor and the block's
  * header words are read and validated (descriptor unchanged, block intact,
  * the header's own check word).  A header found torn or overwritten is
- * treated as lost (a jump), never as filtered.
+ * treated as lost (a jump), never as filtered.  With f->own, a seq that this
+ * view's own table names at a level @f rejects is passed over as filtered
+ * without reading anything of it, committed or still in progress
+ * (ringbuf.c, OWN FILTERED SKIP).
  * *skipped (if not NULL) is increased by the number of records passed over
  * this way, so a caller tells the two apart: of the seqs a call moves over
  * (from rd->next before it to out->seq, or to rd->next after it), *skipped
