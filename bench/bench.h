@@ -150,8 +150,13 @@ struct pkb_lat_result {
 	 */
 	uint64_t p50[PKB_MAX_ROUNDS];
 	uint64_t p999[PKB_MAX_ROUNDS];	/* and its p99.9 */
+	/* Throughput rows: all threads' calls a second in each round, the first being calls / wall_s. */
+	double rate[PKB_MAX_ROUNDS];
 	int nrounds;
 };
+
+/* The median of a throughput row's rounds (0 if none ran). */
+double pkb_lat_rate_median(const struct pkb_lat_result *r);
 
 struct pkb_crash_opts {
 	long records;

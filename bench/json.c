@@ -137,6 +137,15 @@ static void jlat(FILE *f, const struct pkb_lat_result *r)
 			fprintf(f, "%s%lu", k ? ", " : "", (unsigned long)r->p999[k]);
 		fputc(']', f);
 	}
+	if (r->variant == PKB_FLAT) {
+		int k;
+
+		/* --rounds: every round's calls a second, the first being calls / wall_s. */
+		fputs(", \"round_calls_per_s\": [", f);
+		for (k = 0; k < r->nrounds; k++)
+			fprintf(f, "%s%.0f", k ? ", " : "", r->rate[k]);
+		fprintf(f, "], \"median_calls_per_s\": %.0f", pkb_lat_rate_median(r));
+	}
 	fputc('}', f);
 }
 

@@ -186,6 +186,25 @@ static int latency_child(void *arg, void *out)
  * round, and keep each run's p50 and p99.9 in the row (the first run's histogram
  * stays the row's).  A run that fails ends that row's rounds.
  */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double pkb_lat_rate_median(const struct pkb_lat_result *r)
+{
+	double v[PKB_MAX_ROUNDS];
+	int n = r->nrounds;
+
+	if (r->variant != PKB_FLAT || n <= 0)
+		return 0;
+	memcpy(v, r->rate, (size_t)n * sizeof(v[0]));
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result *res, int nres,
 			const char *dir)
 {
@@ -195,11 +214,11 @@ static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result 
 	for (round = 1; round < o->rounds; round++) {
 		for (i = 0; i < nres; i++) {
 			struct pkb_lat_result *r = &res[i];
-			struct ljob j = { .o = o, .threads = r->threads, .variant = PKB_BURST };
+			struct ljob j = { .o = o, .threads = r->threads, .variant = r->variant };
 			char label[160], why[120];
 			int rc;
 
-			if (r->variant != PKB_BURST || r->status != 0 || r->nrounds != round)
+			if (r->variant == PKB_SUSTAINED || r->status != 0 || r->nrounds != round)
 				continue;
 			for (l = 0; l < pkb_nloggers; l++)
 				if (!strcmp(pkb_loggers[l].name, r->name) &&
@@ -207,18 +226,21 @@ static void more_rounds(const struct pkb_latency_opts *o, struct pkb_lat_result 
 					j.lg = &pkb_loggers[l];
 			if (!j.lg)
 				continue;
-			pkb_peer_size_store((unsigned long)j.threads * (unsigned long)o->burst);
+			pkb_peer_size_store((unsigned long)j.threads * (unsigned long)o->burst *
+					    (j.variant == PKB_FLAT ? PKB_FLAT_FACTOR : 1));
 			snprintf(j.path, sizeof(j.path), "%s/latency-round.log", dir);
 			unlink(j.path);
-			snprintf(label, sizeof(label), "latency round %d/%d: %s (%s), %d thread%s",
+			snprintf(label, sizeof(label), "latency round %d/%d: %s (%s), %d thread%s%s",
 				 round + 1, o->rounds, r->name, r->where, j.threads,
-				 j.threads == 1 ? "" : "s");
+				 j.threads == 1 ? "" : "s", j.variant == PKB_FLAT ? ", throughput" : "");
 			memset(&tmp, 0, sizeof(tmp));
 			pkb_hist_init(&tmp.hist);
 			rc = pkb_child_run(label, 0, o->sustained_s + 120, latency_child, &j, &tmp,
 					   sizeof(tmp), why, sizeof(why));
 			unlink(j.path);
-			if (rc >= 0 && tmp.status == 0 && tmp.hist.count) {
+			if (rc >= 0 && tmp.status == 0 && j.variant == PKB_FLAT && tmp.wall_s > 0)
+				r->rate[r->nrounds++] = (double)tmp.calls / tmp.wall_s;
+			else if (rc >= 0 && tmp.status == 0 && tmp.hist.count) {
 				r->p50[r->nrounds] = pkb_hist_quantile(&tmp.hist, 0.5);
 				r->p999[r->nrounds++] = pkb_hist_quantile(&tmp.hist, 0.999);
 			}
@@ -289,6 +311,8 @@ int pkb_latency_run(const struct pkb_latency_opts *o, struct pkb_lat_result *res
 					r->p50[r->nrounds] = pkb_hist_quantile(&r->hist, 0.5);
 					r->p999[r->nrounds++] = pkb_hist_quantile(&r->hist, 0.999);
 				}
+				if (rc >= 0 && r->status == 0 && v == PKB_FLAT && r->wall_s > 0)
+					r->rate[r->nrounds++] = (double)r->calls / r->wall_s;
 			}
 		}
 	}

@@ -426,31 +426,58 @@ void pkb_report_throughput(FILE *f, const struct pkb_report *rep, int w, int ow)
 
 	for (i = 0; i < rep->nlat; i++) {
 		const struct pkb_lat_result *r = &rep->lat[i], *one, *m;
+		double r1, rm;
 
-		if (r->threads != 1 || r->variant != PKB_FLAT || r->status != 0 || r->wall_s <= 0)
+		if (r->threads != 1 || r->variant != PKB_FLAT || r->status != 0 ||
+		    pkb_lat_rate_median(r) <= 0)
 			continue;
 		one = r;
+		r1 = pkb_lat_rate_median(one);
 		if (!shown++) {
 			fprintf(f, "\nthroughput: %ld calls per thread back to back, all threads' calls per "
-				"second of wall time\n", o->burst * PKB_FLAT_FACTOR);
+				"second of wall time (median of the rounds run, as p50 above)\n",
+				o->burst * PKB_FLAT_FACTOR);
 			fprintf(f, "%-*s %-*s %12s", w, "logger", ow, "output", "1 thread");
 			for (ti = 0; ti < o->nthreads; ti++)
 				if (o->threads[ti] != 1)
 					fprintf(f, " %10d threads   ratio", o->threads[ti]);
 			fputc('\n', f);
 		}
-		fprintf(f, "%-*s %-*s %10.0f/s", w, one->name, ow, one->where,
-			(double)one->calls / one->wall_s);
+		fprintf(f, "%-*s %-*s %10.0f/s", w, one->name, ow, one->where, r1);
 		for (ti = 0; ti < o->nthreads; ti++) {
 			if (o->threads[ti] == 1)
 				continue;
 			m = find_lat(rep, one->name, one->where, o->threads[ti], PKB_FLAT);
-			if (!m || m->status != 0 || m->wall_s <= 0) {
+			rm = m && m->status == 0 ? pkb_lat_rate_median(m) : 0;
+			if (rm <= 0) {
 				fprintf(f, " %18s %7s", "-", "-");
 				continue;
 			}
-			fprintf(f, " %16.0f/s %6.2fx", (double)m->calls / m->wall_s,
-				((double)m->calls / m->wall_s) / ((double)one->calls / one->wall_s));
+			fprintf(f, " %16.0f/s %6.2fx", rm, rm / r1);
+		}
+		fputc('\n', f);
+	}
+	/* The store rows against the LTTng-UST tracepoint's, at each thread count. */
+	for (i = 0; shown && i < rep->nlat; i++) {
+		const struct pkb_lat_result *r = &rep->lat[i], *lt;
+		double rm, rl;
+
+		if (r->threads != 1 || r->variant != PKB_FLAT || r->status != 0 ||
+		    strncmp(r->name, "libprintk", 9) || strcmp(r->where, "store only"))
+			continue;
+		fprintf(f, "  %s, store only: median throughput", r->name);
+		for (ti = 0; ti < o->nthreads; ti++) {
+			const struct pkb_lat_result *m =
+				find_lat(rep, r->name, r->where, o->threads[ti], PKB_FLAT);
+
+			lt = find_lat(rep, "lttng-ust tracepoint (recording)", "lttng trace",
+				      o->threads[ti], PKB_FLAT);
+			rm = m && m->status == 0 ? pkb_lat_rate_median(m) : 0;
+			rl = lt && lt->status == 0 ? pkb_lat_rate_median(lt) : 0;
+			if (rm > 0 && rl > 0)
+				fprintf(f, "%s %.2fx the LTTng-UST tracepoint's at %d thread%s",
+					ti ? ";" : "", rm / rl, o->threads[ti],
+					o->threads[ti] == 1 ? "" : "s");
 		}
 		fputc('\n', f);
 	}

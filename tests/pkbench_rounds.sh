@@ -1,7 +1,8 @@
 #!/bin/sh
-# pkbench_rounds.sh PKBENCH - pkbench latency --rounds: every burst row is
-# run once per round, the rounds table shows each row's median of that
-# many p50s, the JSON carries every round's p50, and bad counts are refused.
+# pkbench_rounds.sh PKBENCH - pkbench latency --rounds: every burst and
+# throughput row is run once per round, the rounds table shows each row's
+# median of that many p50s, the throughput table each row's median rate,
+# the JSON carries every round's p50 and rate, and bad counts are refused.
 set -eu
 pkbench=$1
 dir=$(mktemp -d)
@@ -40,5 +41,18 @@ for r in rows:
     q = r["round_p999_ns"]
     assert len(q) == 3 and q[0] == r["call_ns"]["p999_ns"], (r["logger"], q)
     assert all(v > 0 for v in p), (r["logger"], p)
+# Throughput rows ran once per round too; the median is of those rates.
+rows = [r for r in d["latency"] if r["variant"] == "throughput" and r["status"] == 0]
+assert rows, "no throughput rows"
+for r in rows:
+    c = r["round_calls_per_s"]
+    assert len(c) == 3 and all(v > 0 for v in c), (r["logger"], c)
+    # wall_s is printed to the microsecond: the first rate agrees to 0.1 %
+    assert abs(c[0] - r["calls"] / r["wall_s"]) <= 1e-3 * c[0], (r["logger"], c)
+    assert r["median_calls_per_s"] == sorted(c)[1], (r["logger"], c)
 PY
+grep -q "median of the rounds run" "$dir/out" || fail "throughput table not of medians"
+grep -q "libprintk handoff, store only: median throughput .*the LTTng-UST tracepoint's at 1 thread" \
+	"$dir/out" || { grep -q "lttng-ust.*skipped\|lttng-ust tracepoint (recording) .* -" "$dir/out" ||
+			fail "no throughput ratio line"; }
 echo "pkbench_rounds: ok"
