@@ -212,6 +212,9 @@ static char *texts(const char *out, char sep)
 		e = strchr(p, '\n');
 		TU_CHECK(e);
 		t = sep == ']' ? strstr(p, "] ") : memchr(p, ';', (size_t)(e - p));
+		if (!t || t >= e)
+			fprintf(stderr, "a line without its prefix (after %zu bytes): %.*s\n",
+				(size_t)(p - out), (int)(e - p), p);
 		TU_CHECK(t && t < e);
 		t += sep == ']' ? 2 : 1;
 		memcpy(res + len, t, (size_t)(e - t) + 1);
