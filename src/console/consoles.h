@@ -220,7 +220,7 @@ enum pk__emit pk__con_emit(struct pk_console *c, struct pk__con_pos *pos,
 #define PK__ALL_LANES	(~0u)
 bool pk__con_skip_filtered(struct pk_console *c, unsigned lane, uint32_t tid);
 /* Records pk__con_skip_filtered() passes over at most, a lane at a time. */
-#define PK__CON_HELP_BATCH	16u
+#define PK__CON_HELP_BATCH	64u
 /*
  * pk__con_give_up() - the process is exiting and @c did not get to print
  * up to @head in time: say how many of the records it would have printed

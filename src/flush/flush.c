@@ -1423,7 +1423,12 @@ static bool must_take_part(unsigned lane, uint64_t seq)
  * call at most one batch (PK__CON_HELP_BATCH records).  Passing the
  * console down to half the limit in one call made one call in 250 take
  * 3 to 5 us (p99.9 of a store-only pk_info() with a filtering console
- * 3.0-4.7 us, against 0.5 us without the console).
+ * 3.0-4.7 us, against 0.5 us without the console).  A batch is 64
+ * records: each takes the console's ownership word, which two writers on
+ * two lanes pass between their CPUs, and passing a record over reads one
+ * word of the lane's own table (ringbuf.c, OWN FILTERED SKIP).  Batches
+ * of 16 cost two such writers 12 % of their aggregate rate.  Far behind,
+ * a call passes over at most HELP_BATCHES batches: 256 records.
  * The flood's producers pay for the flood, in every mode, as every
  * caller of Linux's printk() takes part in console_unlock(), suppressed
  * records included; otherwise the one thread that prints (a holder, a
@@ -1438,7 +1443,7 @@ static bool must_take_part(unsigned lane, uint64_t seq)
  * yields: an owner preempted at a record runs then, and the flood's
  * producers hold back.  Any context but a console's write().
  */
-#define HELP_BATCHES	16
+#define HELP_BATCHES	4
 #define HELP_STALL_NS	(50 * 1000000ull)	/* its owner did not move: give up */
 #define HELP_WAIT_NS	(100 * 1000000ull)	/* in all */
 
