@@ -36,6 +36,7 @@
 
 #define WRITERS		4
 #define CHILD_MS	600000
+#define DROPPED_EXIT	3	/* a console reported a drop (texts()) */
 
 static unsigned per_writer;
 static pthread_t writer_th[WRITERS];
@@ -215,6 +216,14 @@ static char *texts(const char *out, char sep)
 		if (!t || t >= e)
 			fprintf(stderr, "a line without its prefix (after %zu bytes): %.*s\n",
 				(size_t)(p - out), (int)(e - p), p);
+		/*
+		 * A drop notice: with nothing overwritten (32 MiB), a reader gave
+		 * up on a record in progress after its 1 s stall limit, which a
+		 * writer kept off the CPU that long exceeds (ringbuf.c).  Its own
+		 * exit status, so that run_mode() can tell it from a wrong order.
+		 */
+		if ((!t || t >= e) && memmem(p, (size_t)(e - p), " messages dropped **", 20))
+			_exit(DROPPED_EXIT);
 		TU_CHECK(t && t < e);
 		t += sep == ']' ? 2 : 1;
 		memcpy(res + len, t, (size_t)(e - t) + 1);
@@ -385,17 +394,32 @@ static void order_child(enum pk_mode mode)
 	_exit(0);
 }
 
+/*
+ * Under the sanitizers (ThreadSanitizer runs this 10 times slower, on two
+ * CPUs shared with the rest of the machine), a child whose console
+ * reported a drop is run once more: the readers' stall limit is a
+ * documented bound, not an order bug.  Twice, or without a sanitizer, it
+ * fails.
+ */
 static void run_mode(enum pk_mode mode)
 {
-	int status;
+	int status, tries = tu_sanitized_thread() || tu_sanitized_address() ? 2 : 1;
 	pid_t pid;
 
-	fflush(NULL);
-	pid = tu_fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		order_child(mode);
-	tu_waitpid(pid, &status, CHILD_MS, "the order child");
+	for (;;) {
+		fflush(NULL);
+		pid = tu_fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			order_child(mode);
+		tu_waitpid(pid, &status, CHILD_MS, "the order child");
+		if (WIFEXITED(status) && WEXITSTATUS(status) == DROPPED_EXIT && --tries > 0) {
+			fprintf(stderr, "order child (mode %d): a console dropped a record "
+				"in progress past the stall limit; run again\n", (int)mode);
+			continue;
+		}
+		break;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		fail_msg("order child (mode %d): status 0x%x", (int)mode, status);
 }
