@@ -213,17 +213,19 @@ static char *texts(const char *out, char sep)
 		e = strchr(p, '\n');
 		TU_CHECK(e);
 		t = sep == ']' ? strstr(p, "] ") : memchr(p, ';', (size_t)(e - p));
-		if (!t || t >= e)
+		if (!t || t >= e) {
 			fprintf(stderr, "a line without its prefix (after %zu bytes): %.*s\n",
 				(size_t)(p - out), (int)(e - p), p);
-		/*
-		 * A drop notice: with nothing overwritten (32 MiB), a reader gave
-		 * up on a record in progress after its 1 s stall limit, which a
-		 * writer kept off the CPU that long exceeds (ringbuf.c).  Its own
-		 * exit status, so that run_mode() can tell it from a wrong order.
-		 */
-		if ((!t || t >= e) && memmem(p, (size_t)(e - p), " messages dropped **", 20))
-			_exit(DROPPED_EXIT);
+			/*
+			 * A drop notice: with nothing overwritten (32 MiB), a
+			 * reader gave up on a record in progress after its 1 s
+			 * stall limit, which a writer kept off the CPU that long
+			 * exceeds (ringbuf.c).  Its own exit status, so that
+			 * run_mode() can tell it from a wrong order.
+			 */
+			if (memmem(p, (size_t)(e - p), " messages dropped **", 20))
+				_exit(DROPPED_EXIT);
+		}
 		TU_CHECK(t && t < e);
 		t += sep == ']' ? 2 : 1;
 		memcpy(res + len, t, (size_t)(e - t) + 1);
